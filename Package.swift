@@ -1,0 +1,81 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// One settings list for every target: Swift 6 language mode (complete concurrency checking)
+/// plus the upcoming features the project relies on.
+let settings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+/// The layers, bottom to top. Each names only the layers directly below it that it imports.
+let layers: [(name: String, dependencies: [String])] = [
+    ("StrataCore", []),
+    ("StrataConfiguration", ["StrataCore"]),
+    ("StrataEncoding", ["StrataCore"]),
+    ("StrataEndpoint", ["StrataCore", "StrataConfiguration", "StrataEncoding"]),
+    ("StrataSession", ["StrataCore"]),
+    ("StrataService", ["StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession"]),
+    ("StrataTransfer", ["StrataCore", "StrataEndpoint", "StrataService"]),
+    (
+        "StrataTesting",
+        ["StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession", "StrataService", "StrataTransfer"]
+    ),
+    (
+        "Strata",
+        [
+            "StrataCore", "StrataConfiguration", "StrataEncoding", "StrataEndpoint", "StrataSession",
+            "StrataService", "StrataTransfer",
+        ]
+    ),
+]
+
+/// Test targets: one per module, each with the modules it imports.
+let testTargets: [(name: String, dependencies: [String])] = [
+    ("StrataCoreTests", ["StrataCore"]),
+    ("StrataConfigurationTests", ["StrataCore", "StrataConfiguration"]),
+    ("StrataEncodingTests", ["StrataCore", "StrataEncoding"]),
+    ("StrataEndpointTests", ["StrataCore", "StrataConfiguration", "StrataEncoding", "StrataEndpoint"]),
+    ("StrataSessionTests", ["StrataCore", "StrataSession", "StrataTesting"]),
+    (
+        "StrataServiceTests",
+        ["StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession", "StrataService", "StrataTesting"]
+    ),
+    (
+        "StrataTransferTests",
+        [
+            "StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession", "StrataService",
+            "StrataTransfer", "StrataTesting",
+        ]
+    ),
+    (
+        "StrataTestingTests",
+        [
+            "StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession", "StrataService",
+            "StrataTransfer", "StrataTesting",
+        ]
+    ),
+    ("StrataTests", ["Strata", "StrataTesting"]),
+]
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: layers.map { .library(name: $0.name, targets: [$0.name]) },
+    dependencies: [],
+    targets: layers.map { layer in
+        .target(
+            name: layer.name,
+            dependencies: layer.dependencies.map { .target(name: $0) },
+            swiftSettings: settings
+        )
+    }
+        + testTargets.map { test in
+            .testTarget(
+                name: test.name,
+                dependencies: test.dependencies.map { .target(name: $0) },
+                swiftSettings: settings
+            )
+        },
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,170 @@
+/// One HTTP header field: a name and its value.
+public struct HTTPHeader: Hashable, Sendable, CustomStringConvertible {
+    /// The field name, as given. Comparisons between names ignore case.
+    public let name: String
+    /// The field value.
+    public let value: String
+
+    /// Creates a header field.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// `name: value`
+    public var description: String { "\(name): \(value)" }
+}
+
+/// An ordered list of HTTP header fields whose names compare case-insensitively (RFC 9110 §5.1).
+///
+/// Order is kept as fields are added, and a name may appear more than once (for example
+/// `Set-Cookie`). Reading by name returns the first field with that name, in any case:
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers["accept"]                     // "application/json"
+/// headers["Authorization"] = "Bearer t" // adds, or replaces every existing Authorization
+/// ```
+public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, ExpressibleByDictionaryLiteral,
+    CustomStringConvertible
+{
+    private var fields: [HTTPHeader]
+
+    /// Creates an empty list.
+    public init() {
+        fields = []
+    }
+
+    /// Creates a list from fields, in the given order.
+    public init(_ fields: [HTTPHeader]) {
+        self.fields = fields
+    }
+
+    /// Creates a list from a dictionary. A dictionary has no order, so fields are sorted by name to
+    /// keep requests reproducible.
+    public init(_ dictionary: [String: String]) {
+        fields = dictionary.sorted { $0.key.lowercased() < $1.key.lowercased() }
+            .map { HTTPHeader(name: $0.key, value: $0.value) }
+    }
+
+    /// Creates a list from a literal, keeping the literal's order.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { HTTPHeader(name: $0.0, value: $0.1) }
+    }
+
+    /// The first value for `name`, compared without case. Setting a value replaces every field
+    /// with that name by one field at the position of the first; setting `nil` removes them all.
+    public subscript(name: String) -> String? {
+        get { value(for: name) }
+        set {
+            if let newValue {
+                update(name: name, value: newValue)
+            } else {
+                remove(name: name)
+            }
+        }
+    }
+
+    /// The first value for `name`, compared without case.
+    public func value(for name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveEquals(name) }?.value
+    }
+
+    /// Every value for `name`, in order, compared without case.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
+    /// Whether a field with `name` exists, compared without case.
+    public func contains(name: String) -> Bool {
+        fields.contains { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    /// Appends a field, keeping any existing fields with the same name.
+    public mutating func add(name: String, value: String) {
+        fields.append(HTTPHeader(name: name, value: value))
+    }
+
+    /// Sets the single value of `name`: the first existing field with that name is replaced in place
+    /// and the others are removed; if there is none, the field is appended.
+    public mutating func update(name: String, value: String) {
+        guard let index = fields.firstIndex(where: { $0.name.caseInsensitiveEquals(name) }) else {
+            fields.append(HTTPHeader(name: name, value: value))
+            return
+        }
+        fields[index] = HTTPHeader(name: name, value: value)
+        var position = fields.index(after: index)
+        while position < fields.endIndex {
+            if fields[position].name.caseInsensitiveEquals(name) {
+                fields.remove(at: position)
+            } else {
+                position = fields.index(after: position)
+            }
+        }
+    }
+
+    /// Removes every field with `name`, compared without case.
+    public mutating func remove(name: String) {
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    /// This list with every name of `other` set to the values `other` has for it: `other` wins.
+    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        var merged = self
+        for name in other.uniqueNames {
+            merged.remove(name: name)
+        }
+        merged.fields.append(contentsOf: other.fields)
+        return merged
+    }
+
+    /// The fields as a dictionary, as `URLRequest` takes them. Repeated names are joined with `", "`
+    /// under the spelling of their first occurrence (RFC 9110 §5.3).
+    public var dictionary: [String: String] {
+        var result: [String: String] = [:]
+        for name in uniqueNames {
+            result[name] = values(for: name).joined(separator: ", ")
+        }
+        return result
+    }
+
+    /// Names in order of first occurrence, one per case-insensitive name.
+    private var uniqueNames: [String] {
+        var seen = Set<String>()
+        return fields.compactMap { seen.insert($0.name.lowercased()).inserted ? $0.name : nil }
+    }
+
+    /// The position of the first field.
+    public var startIndex: Int { fields.startIndex }
+    /// The position after the last field.
+    public var endIndex: Int { fields.endIndex }
+    /// The field at `position`.
+    public subscript(position: Int) -> HTTPHeader { fields[position] }
+
+    /// One `name: value` line per field.
+    public var description: String { fields.map(\.description).joined(separator: "\n") }
+
+    /// Two lists are equal when they hold the same fields in the same order, names compared
+    /// without case.
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields.count == rhs.fields.count
+            && zip(lhs.fields, rhs.fields).allSatisfy {
+                $0.name.caseInsensitiveEquals($1.name) && $0.value == $1.value
+            }
+    }
+
+    /// Hashes names without case, consistently with `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(fields.count)
+        for field in fields {
+            hasher.combine(field.name.lowercased())
+            hasher.combine(field.value)
+        }
+    }
+}
+
+extension String {
+    fileprivate func caseInsensitiveEquals(_ other: String) -> Bool {
+        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+    }
+}

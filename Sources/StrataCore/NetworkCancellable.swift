@@ -1,0 +1,58 @@
+/// Something that can stop an operation that is under way: a request, a transfer, a retry.
+///
+/// Every Strata layer returns one from a request. Calling ``cancel()`` is safe from any thread,
+/// any number of times, before the work started, while it is waiting (for a token refresh, a retry
+/// delay) or mid-transfer; the request's completion then runs exactly once, with a cancelled error.
+public protocol NetworkCancellable: Sendable {
+    /// Stops the operation. Idempotent and thread-safe.
+    func cancel()
+
+    /// Whether ``cancel()`` was called.
+    var isCancelled: Bool { get }
+}
+
+/// The standard ``NetworkCancellable``: a flag set once, and handlers that run when it is set.
+///
+/// Layers register what cancelling means for them with ``onCancel(_:)``; a handler registered
+/// after cancellation runs at once. Custom session managers and mocks can return one too.
+public final class CancellationToken: NetworkCancellable {
+    private struct State: Sendable {
+        var isCancelled = false
+        var handlers: [@Sendable () -> Void] = []
+    }
+
+    private let state = Locked(State())
+
+    /// Creates a token that is not cancelled.
+    public init() {}
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool {
+        state.withLock { $0.isCancelled }
+    }
+
+    /// Marks the token cancelled and runs the registered handlers once, outside the lock.
+    public func cancel() {
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.isCancelled else { return [] }
+            state.isCancelled = true
+            defer { state.handlers = [] }
+            return state.handlers
+        }
+        for handler in handlers {
+            handler()
+        }
+    }
+
+    /// Registers `handler` to run when the token is cancelled; runs it now if it already is.
+    public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            guard !state.isCancelled else { return true }
+            state.handlers.append(handler)
+            return false
+        }
+        if runNow {
+            handler()
+        }
+    }
+}

@@ -1,0 +1,134 @@
+/// A parameter value: a Sendable, JSON-like tree that request parameters are written in.
+///
+/// Literals build it directly, so a parameter set reads like the JSON it stands for:
+///
+/// ```swift
+/// let parameters: [String: ParameterValue] = ["q": "swift", "page": 2, "tags": ["a", "b"]]
+/// ```
+///
+/// Encodings decide how each kind is written: as a query string, a form body, JSON, XML or
+/// multipart fields.
+public enum ParameterValue: Hashable, Sendable {
+    /// A text value.
+    case string(String)
+    /// A whole number.
+    case int(Int)
+    /// A floating-point number.
+    case double(Double)
+    /// A Boolean.
+    case bool(Bool)
+    /// An ordered list of values.
+    case array([ParameterValue])
+    /// Named values. Encodings write keys in a deterministic (sorted) order.
+    case object([String: ParameterValue])
+    /// The absence of a value (JSON `null`).
+    case null
+}
+
+extension ParameterValue: ExpressibleByStringLiteral {
+    /// Creates `.string` from a literal.
+    public init(stringLiteral value: String) {
+        self = .string(value)
+    }
+}
+
+extension ParameterValue: ExpressibleByIntegerLiteral {
+    /// Creates `.int` from a literal.
+    public init(integerLiteral value: Int) {
+        self = .int(value)
+    }
+}
+
+extension ParameterValue: ExpressibleByFloatLiteral {
+    /// Creates `.double` from a literal.
+    public init(floatLiteral value: Double) {
+        self = .double(value)
+    }
+}
+
+extension ParameterValue: ExpressibleByBooleanLiteral {
+    /// Creates `.bool` from a literal.
+    public init(booleanLiteral value: Bool) {
+        self = .bool(value)
+    }
+}
+
+extension ParameterValue: ExpressibleByArrayLiteral {
+    /// Creates `.array` from a literal.
+    public init(arrayLiteral elements: ParameterValue...) {
+        self = .array(elements)
+    }
+}
+
+extension ParameterValue: ExpressibleByDictionaryLiteral {
+    /// Creates `.object` from a literal. A key given twice keeps its last value.
+    public init(dictionaryLiteral elements: (String, ParameterValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension ParameterValue: ExpressibleByNilLiteral {
+    /// Creates `.null` from `nil`.
+    public init(nilLiteral: ()) {
+        self = .null
+    }
+}
+
+extension ParameterValue: Codable {
+    /// Decodes any JSON-like value: `null`, a Boolean, a whole number, a floating-point number,
+    /// a string, an array or an object.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([ParameterValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: ParameterValue].self) {
+            self = .object(value)
+        } else {
+            throw DecodingError.dataCorruptedError(
+                in: container,
+                debugDescription: "The value is not null, a Boolean, a number, a string, an array or an object."
+            )
+        }
+    }
+
+    /// Encodes the value as the matching JSON-like value.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
+    }
+}
+
+extension ParameterValue: CustomStringConvertible {
+    /// A compact, JSON-like rendering with sorted keys, for logs and test failures.
+    public var description: String {
+        switch self {
+        case .string(let value): return "\"\(value)\""
+        case .int(let value): return String(value)
+        case .double(let value): return String(value)
+        case .bool(let value): return String(value)
+        case .null: return "null"
+        case .array(let values): return "[" + values.map(\.description).joined(separator: ", ") + "]"
+        case .object(let values):
+            let members = values.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value.description)" }
+            return "{" + members.joined(separator: ", ") + "}"
+        }
+    }
+}

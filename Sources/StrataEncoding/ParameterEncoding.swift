@@ -1,0 +1,54 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// How a set of parameters is applied to a `URLRequest`: as a query string, a form body, JSON, XML
+/// or multipart.
+///
+/// An encoding receives the request built so far and returns it with the parameters applied. It
+/// must not change what is not its business (the method, headers it does not own) and sets
+/// `Content-Type` only when the request has none. Encodings are values, so an endpoint holds one
+/// and it can be shared across threads. Write your own by conforming a struct:
+///
+/// ```swift
+/// struct PlainTextEncoding: ParameterEncoding {
+///     func encode(_ request: URLRequest, with parameters: [String: ParameterValue]) throws(ParameterEncodingError) -> URLRequest {
+///         var request = request
+///         request.httpBody = Data(parameters.description.utf8)
+///         return request
+///     }
+/// }
+/// ```
+public protocol ParameterEncoding: Sendable {
+    /// Returns `request` with `parameters` applied.
+    /// - Throws: ``ParameterEncodingError`` when the parameters cannot be written this way.
+    func encode(
+        _ request: URLRequest, with parameters: [String: ParameterValue]
+    ) throws(ParameterEncodingError)
+        -> URLRequest
+
+    /// Returns `request` with an `Encodable` value applied.
+    ///
+    /// The default implementation turns the value into a ``ParameterValue`` with
+    /// ``ParameterValueEncoder`` and applies its members with ``encode(_:with:)``.
+    /// - Throws: ``ParameterEncodingError`` when the value cannot be encoded or written this way.
+    func encode(
+        _ request: URLRequest, withEncodable value: any Encodable & Sendable
+    ) throws(ParameterEncodingError)
+        -> URLRequest
+}
+
+extension ParameterEncoding {
+    /// Encodes `value` with ``ParameterValueEncoder`` and applies its members with ``encode(_:with:)``.
+    /// The value must encode as keyed members (a struct, class or dictionary).
+    public func encode(
+        _ request: URLRequest, withEncodable value: any Encodable & Sendable
+    )
+        throws(ParameterEncodingError) -> URLRequest
+    {
+        try encode(request, with: ParameterValueEncoder().encodeMembers(value))
+    }
+}

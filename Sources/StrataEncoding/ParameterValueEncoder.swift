@@ -1,0 +1,356 @@
+import Foundation
+import StrataCore
+
+/// An `Encoder` that turns any `Encodable` value into a ``ParameterValue`` tree.
+///
+/// Encodings that write parameters (URL query strings and form bodies, XML, multipart fields) use
+/// it to accept `Encodable` models directly, without a detour through JSON.
+///
+/// ```swift
+/// struct Search: Encodable { let q: String; let page: Int }
+/// let value = try ParameterValueEncoder().encode(Search(q: "swift", page: 2))
+/// // .object(["q": .string("swift"), "page": .int(2)])
+/// ```
+///
+/// `nil` optionals encoded with `encodeIfPresent` (the synthesized default) are left out.
+/// `Date`, `Data`, `URL` and `Decimal` are written as the strategies say; unsigned numbers above
+/// `Int.max` become their decimal text.
+public struct ParameterValueEncoder: Sendable {
+    /// How a `Date` is written.
+    public enum DateEncodingStrategy: Sendable {
+        /// An ISO 8601 timestamp in UTC, such as `2026-11-22T06:00:00Z` (the default).
+        case iso8601
+        /// Seconds since 1970-01-01 as a number.
+        case secondsSince1970
+        /// Milliseconds since 1970-01-01 as a whole number.
+        case millisecondsSince1970
+        /// The date as `Date`'s own `Encodable` conformance writes it.
+        case deferredToDate
+        /// A value computed by the closure.
+        case custom(@Sendable (Date) -> ParameterValue)
+    }
+
+    /// How a `Data` value is written.
+    public enum DataEncodingStrategy: Sendable {
+        /// Base64 text (the default).
+        case base64
+        /// The value as `Data`'s own `Encodable` conformance writes it (an array of bytes).
+        case deferredToData
+    }
+
+    /// How dates are written. Defaults to ``DateEncodingStrategy/iso8601``.
+    public var dateEncodingStrategy: DateEncodingStrategy
+    /// How data is written. Defaults to ``DataEncodingStrategy/base64``.
+    public var dataEncodingStrategy: DataEncodingStrategy
+
+    /// Creates an encoder.
+    public init(
+        dateEncodingStrategy: DateEncodingStrategy = .iso8601, dataEncodingStrategy: DataEncodingStrategy = .base64
+    ) {
+        self.dateEncodingStrategy = dateEncodingStrategy
+        self.dataEncodingStrategy = dataEncodingStrategy
+    }
+
+    /// The parameter tree `value` encodes to.
+    /// - Throws: ``ParameterEncodingError/encodingFailed(type:reason:)`` when the value's encoding fails.
+    public func encode(_ value: some Encodable) throws(ParameterEncodingError) -> ParameterValue {
+        let node = Node()
+        do {
+            try Context(options: self, codingPath: []).encode(value, into: node)
+        } catch {
+            throw .encodingFailed(type: String(describing: type(of: value)), reason: Self.describe(error))
+        }
+        return node.value
+    }
+
+    /// The named members `value` encodes to.
+    /// - Throws: ``ParameterEncodingError/membersRequired(type:found:)`` when it does not encode
+    ///   as named members, or ``ParameterEncodingError/encodingFailed(type:reason:)``.
+    public func encodeMembers(_ value: some Encodable) throws(ParameterEncodingError) -> [String: ParameterValue] {
+        let encoded = try encode(value)
+        guard case .object(let members) = encoded else {
+            throw .membersRequired(type: String(describing: type(of: value)), found: encoded.description)
+        }
+        return members
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case EncodingError.invalidValue(_, let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(context.debugDescription) (at \(path))"
+        default:
+            return String(describing: error)
+        }
+    }
+}
+
+// MARK: - The tree under construction
+
+/// One value being encoded. Containers keep a reference and fill it in, so nested containers and
+/// super encoders write into their parent's tree.
+private final class Node {
+    enum Content {
+        case empty
+        case single(ParameterValue)
+        case members([String: Node])
+        case elements([Node])
+    }
+
+    var content = Content.empty
+
+    var value: ParameterValue {
+        switch content {
+        case .empty: return .object([:])
+        case .single(let value): return value
+        case .members(let members): return .object(members.mapValues(\.value))
+        case .elements(let elements): return .array(elements.map(\.value))
+        }
+    }
+
+    func member(_ key: String) -> Node {
+        var members: [String: Node] = [:]
+        if case .members(let existing) = content { members = existing }
+        if let node = members[key] { return node }
+        let node = Node()
+        members[key] = node
+        content = .members(members)
+        return node
+    }
+
+    func appendElement() -> Node {
+        var elements: [Node] = []
+        if case .elements(let existing) = content { elements = existing }
+        let node = Node()
+        elements.append(node)
+        content = .elements(elements)
+        return node
+    }
+
+    var elementCount: Int {
+        if case .elements(let elements) = content { return elements.count }
+        return 0
+    }
+}
+
+private struct Context {
+    let options: ParameterValueEncoder
+    let codingPath: [any CodingKey]
+
+    func appending(_ key: any CodingKey) -> Context {
+        Context(options: options, codingPath: codingPath + [key])
+    }
+
+    func encode(_ value: some Encodable, into node: Node) throws {
+        if let special = try specialValue(value) {
+            node.content = .single(special)
+        } else {
+            try value.encode(to: TreeEncoder(node: node, context: self))
+        }
+    }
+
+    private func specialValue(_ value: some Encodable) throws -> ParameterValue? {
+        switch value {
+        case let date as Date:
+            switch options.dateEncodingStrategy {
+            case .iso8601: return .string(date.formatted(.iso8601))
+            case .secondsSince1970: return .double(date.timeIntervalSince1970)
+            case .millisecondsSince1970:
+                let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+                guard let whole = Int(exactly: milliseconds) else { throw invalid(date, "is out of range") }
+                return .int(whole)
+            case .deferredToDate: return nil
+            case .custom(let transform): return transform(date)
+            }
+        case let data as Data:
+            switch options.dataEncodingStrategy {
+            case .base64: return .string(data.base64EncodedString())
+            case .deferredToData: return nil
+            }
+        case let url as URL:
+            return .string(url.absoluteString)
+        case let decimal as Decimal:
+            return .string(decimal.description)
+        default:
+            return nil
+        }
+    }
+
+    func number(_ value: Double) throws -> ParameterValue {
+        guard value.isFinite else { throw invalid(value, "is not a finite number") }
+        return .double(value)
+    }
+
+    func number<Integer: BinaryInteger>(_ value: Integer) -> ParameterValue {
+        if let int = Int(exactly: value) { return .int(int) }
+        return .string(String(value))
+    }
+
+    func invalid(_ value: Any, _ reason: String) -> EncodingError {
+        EncodingError.invalidValue(
+            value,
+            EncodingError.Context(codingPath: codingPath, debugDescription: "\(value) \(reason).")
+        )
+    }
+}
+
+private struct IndexKey: CodingKey {
+    let intValue: Int?
+    let stringValue: String
+    init(_ index: Int) {
+        intValue = index
+        stringValue = String(index)
+    }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.init(intValue) }
+}
+
+private struct TreeEncoder: Encoder {
+    let node: Node
+    let context: Context
+    var codingPath: [any CodingKey] { context.codingPath }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if case .members = node.content {} else { node.content = .members([:]) }
+        return KeyedEncodingContainer(MembersContainer<Key>(node: node, context: context))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if case .elements = node.content {} else { node.content = .elements([]) }
+        return ElementsContainer(node: node, context: context)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleContainer(node: node, context: context)
+    }
+}
+
+private struct MembersContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let node: Node
+    let context: Context
+    var codingPath: [any CodingKey] { context.codingPath }
+
+    private func set(_ value: ParameterValue, _ key: Key) {
+        node.member(key.stringValue).content = .single(value)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { set(.string(value), key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        set(try context.appending(key).number(value), key)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        set(try context.appending(key).number(Double(value)), key)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws { set(.int(value), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { set(context.number(value), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { set(context.number(value), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { set(context.number(value), key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { set(context.number(value), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { set(context.number(value), key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { set(context.number(value), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { set(context.number(value), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { set(context.number(value), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { set(context.number(value), key) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try context.appending(key).encode(value, into: node.member(key.stringValue))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type,
+        forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        TreeEncoder(node: node.member(key.stringValue), context: context.appending(key)).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        TreeEncoder(node: node.member(key.stringValue), context: context.appending(key)).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        TreeEncoder(node: node.member("super"), context: context)
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        TreeEncoder(node: node.member(key.stringValue), context: context.appending(key))
+    }
+}
+
+private struct ElementsContainer: UnkeyedEncodingContainer {
+    let node: Node
+    let context: Context
+    var codingPath: [any CodingKey] { context.codingPath }
+    var count: Int { node.elementCount }
+
+    private func append(_ value: ParameterValue) {
+        node.appendElement().content = .single(value)
+    }
+
+    private var nextContext: Context { context.appending(IndexKey(count)) }
+
+    mutating func encodeNil() throws { append(.null) }
+    mutating func encode(_ value: Bool) throws { append(.bool(value)) }
+    mutating func encode(_ value: String) throws { append(.string(value)) }
+    mutating func encode(_ value: Double) throws { append(try nextContext.number(value)) }
+    mutating func encode(_ value: Float) throws { append(try nextContext.number(Double(value))) }
+    mutating func encode(_ value: Int) throws { append(.int(value)) }
+    mutating func encode(_ value: Int8) throws { append(context.number(value)) }
+    mutating func encode(_ value: Int16) throws { append(context.number(value)) }
+    mutating func encode(_ value: Int32) throws { append(context.number(value)) }
+    mutating func encode(_ value: Int64) throws { append(context.number(value)) }
+    mutating func encode(_ value: UInt) throws { append(context.number(value)) }
+    mutating func encode(_ value: UInt8) throws { append(context.number(value)) }
+    mutating func encode(_ value: UInt16) throws { append(context.number(value)) }
+    mutating func encode(_ value: UInt32) throws { append(context.number(value)) }
+    mutating func encode(_ value: UInt64) throws { append(context.number(value)) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        let elementContext = nextContext
+        try elementContext.encode(value, into: node.appendElement())
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
+        let elementContext = nextContext
+        return TreeEncoder(node: node.appendElement(), context: elementContext).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let elementContext = nextContext
+        return TreeEncoder(node: node.appendElement(), context: elementContext).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        let elementContext = nextContext
+        return TreeEncoder(node: node.appendElement(), context: elementContext)
+    }
+}
+
+private struct SingleContainer: SingleValueEncodingContainer {
+    let node: Node
+    let context: Context
+    var codingPath: [any CodingKey] { context.codingPath }
+
+    private func set(_ value: ParameterValue) { node.content = .single(value) }
+
+    mutating func encodeNil() throws { set(.null) }
+    mutating func encode(_ value: Bool) throws { set(.bool(value)) }
+    mutating func encode(_ value: String) throws { set(.string(value)) }
+    mutating func encode(_ value: Double) throws { set(try context.number(value)) }
+    mutating func encode(_ value: Float) throws { set(try context.number(Double(value))) }
+    mutating func encode(_ value: Int) throws { set(.int(value)) }
+    mutating func encode(_ value: Int8) throws { set(context.number(value)) }
+    mutating func encode(_ value: Int16) throws { set(context.number(value)) }
+    mutating func encode(_ value: Int32) throws { set(context.number(value)) }
+    mutating func encode(_ value: Int64) throws { set(context.number(value)) }
+    mutating func encode(_ value: UInt) throws { set(context.number(value)) }
+    mutating func encode(_ value: UInt8) throws { set(context.number(value)) }
+    mutating func encode(_ value: UInt16) throws { set(context.number(value)) }
+    mutating func encode(_ value: UInt32) throws { set(context.number(value)) }
+    mutating func encode(_ value: UInt64) throws { set(context.number(value)) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try context.encode(value, into: node)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import StrataConfiguration
+import StrataCore
+import StrataEncoding
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Everything needed to build one HTTP request against a ``NetworkConfigurable`` API.
+///
+/// ``Endpoint`` is the concrete type to use; conform your own types when an endpoint is better
+/// described by computed properties. Every requirement but ``path`` and ``method`` has a default.
+public protocol Requestable: Sendable {
+    /// The path, resolved against the configuration's base URL; or, with ``isFullPath``, the whole URL.
+    /// It may carry a query (`search?sort=new`), which is kept.
+    var path: String { get }
+    /// Whether ``path`` is a whole URL rather than a path under the base URL.
+    var isFullPath: Bool { get }
+    /// The HTTP method.
+    var method: HTTPMethod { get }
+    /// Headers for this endpoint. They override configuration headers with the same name.
+    var headerParameters: HTTPHeaders { get }
+    /// Query parameters. They override configuration query parameters with the same key.
+    var queryParameters: [String: ParameterValue] { get }
+    /// An `Encodable` value whose members are added to the query, overriding ``queryParameters``
+    /// with the same key.
+    var queryParametersEncodable: (any Encodable & Sendable)? { get }
+    /// How query parameters are written (array and Boolean style). Always to the query string.
+    var queryEncoding: URLEncoding { get }
+    /// Body parameters, written by ``bodyEncoding``. Ignored when ``bodyParametersEncodable`` is set.
+    var bodyParameters: [String: ParameterValue] { get }
+    /// An `Encodable` body, written by ``bodyEncoding``.
+    var bodyParametersEncodable: (any Encodable & Sendable)? { get }
+    /// How the body parameters are written.
+    var bodyEncoding: any ParameterEncoding { get }
+    /// The timeout in seconds; `nil` uses the configuration's.
+    var timeoutInterval: TimeInterval? { get }
+    /// The status codes that count as success; `nil` uses the session manager's (by default `200..<300`).
+    var acceptableStatusCodes: Set<Int>? { get }
+
+    /// Builds the request for `configuration`.
+    /// - Throws: ``RequestGenerationError`` when the URL cannot be formed or a parameter cannot be encoded.
+    func urlRequest(with configuration: any NetworkConfigurable) throws(RequestGenerationError) -> URLRequest
+}
+
+extension Requestable {
+    /// `false`: the path is resolved against the base URL.
+    public var isFullPath: Bool { false }
+    /// No endpoint headers.
+    public var headerParameters: HTTPHeaders { [:] }
+    /// No query parameters.
+    public var queryParameters: [String: ParameterValue] { [:] }
+    /// No `Encodable` query.
+    public var queryParametersEncodable: (any Encodable & Sendable)? { nil }
+    /// ``URLEncoding/queryString``.
+    public var queryEncoding: URLEncoding { .queryString }
+    /// No body parameters.
+    public var bodyParameters: [String: ParameterValue] { [:] }
+    /// No `Encodable` body.
+    public var bodyParametersEncodable: (any Encodable & Sendable)? { nil }
+    /// ``JSONEncoding/default``.
+    public var bodyEncoding: any ParameterEncoding { JSONEncoding.default }
+    /// The configuration's timeout.
+    public var timeoutInterval: TimeInterval? { nil }
+    /// The session manager's acceptable status codes.
+    public var acceptableStatusCodes: Set<Int>? { nil }
+
+    /// Builds the request: the URL from the base URL and path with the merged query, the merged
+    /// headers, the timeout, and the body from ``bodyEncoding``.
+    ///
+    /// - The path is joined to the base URL with exactly one `/` between them; characters that
+    ///   cannot stand in a path (a space, non-ASCII letters) are percent-encoded, `%XX` escapes kept.
+    /// - A query in the base URL or the path is kept first, as written; the merged parameters follow,
+    ///   sorted by key.
+    /// - For a full-path URL whose origin (scheme, host, port) differs from the base URL's, the
+    ///   configuration's headers and query parameters are not added: they may hold credentials for
+    ///   the API, and must not leak to another host.
+    public func urlRequest(with configuration: any NetworkConfigurable) throws(RequestGenerationError) -> URLRequest {
+        let target = try URLBuilder.target(path: path, isFullPath: isFullPath, baseURL: configuration.baseURL)
+        let sharesOrigin = URLBuilder.sameOrigin(target, configuration.baseURL)
+
+        var parameters = sharesOrigin ? configuration.queryParameters : [:]
+        parameters.merge(queryParameters) { _, endpoint in endpoint }
+        if let queryParametersEncodable {
+            do {
+                parameters.merge(try ParameterValueEncoder().encodeMembers(queryParametersEncodable)) { _, value in
+                    value
+                }
+            } catch {
+                throw .encoding(error)
+            }
+        }
+        let url = try URLBuilder.url(target, appendingQuery: queryEncoding.query(from: parameters))
+
+        var request = URLRequest(url: url, timeoutInterval: timeoutInterval ?? configuration.timeoutInterval)
+        request.httpMethod = method.rawValue
+        let headers = (sharesOrigin ? configuration.headers : [:]).merging(headerParameters)
+        for (name, value) in headers.dictionary {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+
+        do {
+            if let bodyParametersEncodable {
+                request = try bodyEncoding.encode(request, withEncodable: bodyParametersEncodable)
+            } else if !bodyParameters.isEmpty {
+                request = try bodyEncoding.encode(request, with: bodyParameters)
+            }
+        } catch {
+            throw .encoding(error)
+        }
+        return request
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import StrataEncoding
+
+/// Joins base URLs, paths and queries.
+enum URLBuilder {
+    /// The URL components an endpoint targets, before the merged query is added.
+    static func target(path: String, isFullPath: Bool, baseURL: URL) throws(RequestGenerationError) -> URLComponents {
+        let (pathPart, pathQuery) = split(path)
+        var components: URLComponents
+        if isFullPath {
+            guard
+                let full = URLComponents(string: pathPart)
+                    ?? URLComponents(string: PercentEncoding.encodePath(pathPart)),
+                full.scheme != nil, full.host != nil
+            else {
+                throw .invalidURL(path)
+            }
+            components = full
+        } else {
+            guard let base = URLComponents(url: baseURL, resolvingAgainstBaseURL: true), base.host != nil else {
+                throw .invalidURL(baseURL.absoluteString)
+            }
+            components = base
+            components.fragment = nil
+            components.percentEncodedPath = join(base.percentEncodedPath, PercentEncoding.encodePath(pathPart))
+        }
+        let queries = [components.percentEncodedQuery, pathQuery].compactMap { $0 }.filter { !$0.isEmpty }
+        components.percentEncodedQuery = queries.isEmpty ? nil : queries.joined(separator: "&")
+        return components
+    }
+
+    /// The final URL: `components` with `query` (already encoded) appended to its query.
+    static func url(_ components: URLComponents, appendingQuery query: String) throws(RequestGenerationError) -> URL {
+        var components = components
+        if !query.isEmpty {
+            let existing = components.percentEncodedQuery.map { $0 + "&" } ?? ""
+            components.percentEncodedQuery = existing + query
+        }
+        guard let url = components.url else {
+            throw .invalidURL(components.string ?? components.description)
+        }
+        return url
+    }
+
+    /// Whether `components` has the same scheme, host and port as `url`.
+    static func sameOrigin(_ components: URLComponents, _ url: URL) -> Bool {
+        guard let other = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return false }
+        return components.scheme?.lowercased() == other.scheme?.lowercased()
+            && components.host?.lowercased() == other.host?.lowercased()
+            && effectivePort(components) == effectivePort(other)
+    }
+
+    private static func effectivePort(_ components: URLComponents) -> Int? {
+        if let port = components.port { return port }
+        switch components.scheme?.lowercased() {
+        case "http": return 80
+        case "https": return 443
+        default: return nil
+        }
+    }
+
+    /// The path and the query of `path`, split at the first `?`; a fragment is dropped.
+    private static func split(_ path: String) -> (path: String, query: String?) {
+        let withoutFragment = path.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let parts = withoutFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        return (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : nil)
+    }
+
+    /// `base` and `path` with exactly one `/` between them.
+    private static func join(_ base: String, _ path: String) -> String {
+        guard !path.isEmpty else { return base }
+        var trimmedBase = Substring(base)
+        while trimmedBase.hasSuffix("/") { trimmedBase = trimmedBase.dropLast() }
+        var trimmedPath = Substring(path)
+        while trimmedPath.hasPrefix("/") { trimmedPath = trimmedPath.dropFirst() }
+        return trimmedBase + "/" + trimmedPath
+    }
+}

@@ -1,0 +1,83 @@
+import Dispatch
+import Foundation
+import StrataConfiguration
+import StrataCore
+import StrataEndpoint
+import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The standard ``NetworkService``: builds each endpoint's request against a configuration, sends it
+/// through a session manager, validates the status and maps the outcome.
+///
+/// ```swift
+/// let service = DefaultNetworkService(configuration: configuration)
+/// service.request(endpoint: Endpoint<Void>(path: "health")) { result in
+///     print(result)
+/// }
+/// ```
+///
+/// A request that cannot be built completes with ``NetworkError/urlGeneration(_:)`` or
+/// ``NetworkError/encoding(_:)`` (asynchronously, like every other outcome); nothing traps. The
+/// completion runs exactly once, on a queue of the session manager's choosing.
+public struct DefaultNetworkService: NetworkService {
+    /// The configuration endpoints are built against.
+    public let configuration: any NetworkConfigurable
+    /// The transport.
+    public let sessionManager: any NetworkSessionManager
+    /// The logger; `nil` (the default) logs nothing.
+    public let logger: (any NetworkLogger)?
+
+    /// Creates a service.
+    /// - Parameters:
+    ///   - configuration: The base URL, headers, query parameters and timeout shared by every request.
+    ///   - sessionManager: The transport; by default a new ``URLSessionManager``.
+    ///   - logger: Where requests and outcomes are logged; `nil` for no logging.
+    public init(
+        configuration: any NetworkConfigurable,
+        sessionManager: any NetworkSessionManager = URLSessionManager(),
+        logger: (any NetworkLogger)? = nil
+    ) {
+        self.configuration = configuration
+        self.sessionManager = sessionManager
+        self.logger = logger
+    }
+
+    /// Sends the request `endpoint` describes and calls `completion` exactly once.
+    @discardableResult
+    public func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+        let token = CancellationToken()
+        let once = CompletionOnce(completion)
+        let request: URLRequest
+        do {
+            request = try endpoint.urlRequest(with: configuration)
+        } catch {
+            DispatchQueue.global().async { once.complete(.failure(NetworkError(error))) }
+            return token
+        }
+
+        let acceptable = endpoint.acceptableStatusCodes ?? sessionManager.acceptableStatusCodes
+        let logger = logger
+        let started = ContinuousClock.now
+        logger?.log(request: request)
+        let transfer = sessionManager.request(
+            request,
+            options: SessionRequestOptions(acceptableStatusCodes: acceptable)
+        ) { data, response, error in
+            let result = NetworkError.result(
+                data: data, response: response, error: error, acceptableStatusCodes: acceptable)
+            if once.complete(result) {
+                logger?.log(result: result, for: request, duration: ContinuousClock.now - started)
+            }
+        }
+        token.onCancel {
+            if once.complete(.failure(.cancelled)) {
+                logger?.log(result: .failure(.cancelled), for: request, duration: ContinuousClock.now - started)
+            }
+            transfer.cancel()
+        }
+        return token
+    }
+}

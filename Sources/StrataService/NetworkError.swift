@@ -1,0 +1,144 @@
+import Foundation
+import StrataEncoding
+import StrataEndpoint
+import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Why a request did not succeed, with everything a caller needs to act on it.
+public enum NetworkError: Error, Sendable, LocalizedError {
+    /// The server answered with a status code the endpoint does not accept; the response keeps the
+    /// status, headers and body (for example an error document).
+    case unacceptableStatusCode(NetworkResponse)
+    /// The device is offline, or not allowed to use the network.
+    case notConnected
+    /// The request timed out.
+    case timedOut
+    /// The request was cancelled.
+    case cancelled
+    /// The transfer failed (connection refused or lost, DNS, TLS, a body cut short); the `URLError`
+    /// says how.
+    case transport(URLError)
+    /// The response is not an HTTP response.
+    case invalidResponse
+    /// No valid URL could be built for the endpoint.
+    case urlGeneration(RequestGenerationError)
+    /// A query or body parameter could not be encoded.
+    case encoding(ParameterEncodingError)
+    /// Any other error, reported by a session manager, a request adapter or a retrier.
+    case underlying(any Error)
+
+    /// The response, when the server answered.
+    public var response: NetworkResponse? {
+        if case .unacceptableStatusCode(let response) = self { return response }
+        return nil
+    }
+
+    /// The status code, when the server answered.
+    public var statusCode: Int? { response?.statusCode }
+
+    /// Whether the request was cancelled.
+    public var isCancelled: Bool {
+        if case .cancelled = self { return true }
+        return false
+    }
+
+    /// A sentence saying what happened.
+    public var errorDescription: String? {
+        switch self {
+        case .unacceptableStatusCode(let response):
+            return "The server answered with status \(response.statusCode)."
+        case .notConnected:
+            return "The network is not reachable."
+        case .timedOut:
+            return "The request timed out."
+        case .cancelled:
+            return "The request was cancelled."
+        case .transport(let error):
+            return "The transfer failed: \(error.localizedDescription) (URLError \(error.code.rawValue))."
+        case .invalidResponse:
+            return "The server's response is not an HTTP response."
+        case .urlGeneration(let error):
+            return error.errorDescription
+        case .encoding(let error):
+            return error.errorDescription
+        case .underlying(let error):
+            return error.localizedDescription
+        }
+    }
+}
+
+extension NetworkError {
+    /// The result of a session manager's report for a request that accepts `acceptableStatusCodes`.
+    ///
+    /// An error always makes a failure, even after a `2xx` response (a body cut short is not a
+    /// success). Without an error, the response must be HTTP with an acceptable status.
+    package static func result(
+        data: Data?,
+        response: URLResponse?,
+        error: (any Error)?,
+        acceptableStatusCodes: Set<Int>
+    ) -> Result<NetworkResponse, NetworkError> {
+        let httpResponse = response as? HTTPURLResponse
+        if let error {
+            return .failure(NetworkError(error, response: httpResponse, data: data))
+        }
+        guard let httpResponse else { return .failure(.invalidResponse) }
+        let networkResponse = NetworkResponse(httpResponse, body: data)
+        guard acceptableStatusCodes.contains(httpResponse.statusCode) else {
+            return .failure(.unacceptableStatusCode(networkResponse))
+        }
+        return .success(networkResponse)
+    }
+
+    /// Maps an error reported by a session manager.
+    init(_ error: any Error, response: HTTPURLResponse?, data: Data?) {
+        switch error {
+        case let error as NetworkError:
+            self = error
+        case SessionError.unacceptableStatusCode(let code):
+            self = .unacceptableStatusCode(
+                response.map { NetworkResponse($0, body: data) }
+                    ?? NetworkResponse(statusCode: code, body: data ?? Data())
+            )
+        case SessionError.invalidResponse:
+            self = .invalidResponse
+        case let error as SessionError:
+            self = .transport(
+                URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey: error.errorDescription ?? ""])
+            )
+        case let error as URLError:
+            self = NetworkError(error)
+        case let error as RequestGenerationError:
+            self = NetworkError(error)
+        case let error as ParameterEncodingError:
+            self = .encoding(error)
+        default:
+            self = .underlying(error)
+        }
+    }
+
+    /// Maps a failure to build a request.
+    package init(_ error: RequestGenerationError) {
+        switch error {
+        case .invalidURL: self = .urlGeneration(error)
+        case .encoding(let encodingError): self = .encoding(encodingError)
+        }
+    }
+
+    /// Maps a `URLError` by its code.
+    init(_ error: URLError) {
+        switch error.code {
+        case .notConnectedToInternet, .dataNotAllowed, .internationalRoamingOff, .callIsActive:
+            self = .notConnected
+        case .timedOut:
+            self = .timedOut
+        case .cancelled:
+            self = .cancelled
+        default:
+            self = .transport(error)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import StrataCore
+import StrataEndpoint
+
+/// Runs an endpoint's request and reports the raw outcome: a ``NetworkResponse`` or a ``NetworkError``.
+///
+/// ``DefaultNetworkService`` builds the request from the endpoint and a configuration and sends it
+/// through a `NetworkSessionManager`. Use `MockNetworkService` (from `StrataTesting`) in tests of
+/// the layer above.
+public protocol NetworkService: Sendable {
+    /// The result a request completes with.
+    typealias CompletionHandler = @Sendable (Result<NetworkResponse, NetworkError>) -> Void
+
+    /// Sends the request `endpoint` describes and calls `completion` exactly once.
+    /// - Returns: a handle that cancels the request; the completion then receives ``NetworkError/cancelled``.
+    @discardableResult
+    func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable
+}
+
+extension NetworkService {
+    /// Sends the request `endpoint` describes; cancelling the Swift task cancels the request.
+    /// - Throws: ``NetworkError``.
+    public func request(endpoint: any Requestable) async throws(NetworkError) -> NetworkResponse {
+        try await withCancellableCallback { completion in
+            request(endpoint: endpoint, completion: completion)
+        }.get()
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The transport seam: sends a `URLRequest` and reports data, response and error. It is also the
+/// interception point, where requests are adapted (credentials, headers) and failed requests retried.
+///
+/// ``URLSessionManager`` is the implementation over `URLSession`. Replace it to send requests some
+/// other way, or with `MockNetworkSessionManager` (from `StrataTesting`) in tests.
+///
+/// An implementation calls `completion` exactly once, also when the request is cancelled (with a
+/// `URLError(.cancelled)`). When the status code is not acceptable it passes the data and response
+/// along with ``SessionError/unacceptableStatusCode(_:)``.
+public protocol NetworkSessionManager: Sendable {
+    /// What an implementation reports: the body received, the response, and the error if it failed.
+    typealias CompletionHandler = @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+
+    /// The status codes that count as success when the request does not name its own.
+    var acceptableStatusCodes: Set<Int> { get }
+
+    /// Sends `request` and calls `completion` exactly once.
+    /// - Returns: a handle that cancels the request, including while it is adapted or waits for a retry.
+    func request(
+        _ request: URLRequest, options: SessionRequestOptions, completion: @escaping CompletionHandler
+    )
+        -> any NetworkCancellable
+}
+
+extension NetworkSessionManager {
+    /// `200..<300`.
+    public var acceptableStatusCodes: Set<Int> { SessionRequestOptions.defaultAcceptableStatusCodes }
+
+    /// Sends `request` with default options.
+    @discardableResult
+    public func request(_ request: URLRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+        self.request(request, options: SessionRequestOptions(), completion: completion)
+    }
+}
+
+/// Per-request settings a ``NetworkSessionManager`` honours.
+public struct SessionRequestOptions: Hashable, Sendable {
+    /// `200..<300`: the codes that count as success when neither the request nor the manager names others.
+    public static let defaultAcceptableStatusCodes = Set(200..<300)
+
+    /// The status codes that count as success for this request; `nil` for the manager's.
+    public var acceptableStatusCodes: Set<Int>?
+
+    /// Creates options.
+    public init(acceptableStatusCodes: Set<Int>? = nil) {
+        self.acceptableStatusCodes = acceptableStatusCodes
+    }
+}
+
+/// Failures a session manager reports that are not `URLError`s.
+public enum SessionError: Error, Hashable, Sendable, LocalizedError {
+    /// The server answered with a status code that is not acceptable.
+    case unacceptableStatusCode(Int)
+    /// The response is not an HTTP response.
+    case invalidResponse
+    /// The body is shorter than the response's `Content-Length` announced.
+    case incompleteBody(expected: Int, received: Int)
+
+    /// A sentence saying what happened.
+    public var errorDescription: String? {
+        switch self {
+        case .unacceptableStatusCode(let code):
+            return "The server answered with status \(code), which is not acceptable for this request."
+        case .invalidResponse:
+            return "The server's response is not an HTTP response."
+        case .incompleteBody(let expected, let received):
+            return "The connection ended after \(received) of \(expected) announced body bytes."
+        }
+    }
+}

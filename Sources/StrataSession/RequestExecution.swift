@@ -1,0 +1,172 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One request through a ``URLSessionManager``: adapt, send, validate, and retry as decided, until
+/// it succeeds, fails for good, or is cancelled.
+final class RequestExecution: Sendable {
+    private typealias Outcome = (data: Data?, response: URLResponse?, error: (any Error)?)
+
+    private struct State: Sendable {
+        var attemptCount = 0
+        var task: URLSessionTask?
+    }
+
+    let token = CancellationToken()
+    private let core: SessionCore
+    private let original: URLRequest
+    private let acceptableStatusCodes: Set<Int>
+    private let completion: CompletionOnce<Outcome>
+    private let state = Locked(State())
+
+    init(
+        core: SessionCore,
+        request: URLRequest,
+        acceptableStatusCodes: Set<Int>,
+        completion: @escaping NetworkSessionManager.CompletionHandler
+    ) {
+        self.core = core
+        self.original = request
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.completion = CompletionOnce { completion($0.data, $0.response, $0.error) }
+    }
+
+    func start() {
+        // The handler holds the completion, not the execution: cancelling completes the request even
+        // when an adapter or retrier has dropped its callback, and no cycle outlives the request.
+        token.onCancel { [weak self, completion] in
+            completion.complete((nil, nil, URLError(.cancelled)))
+            self?.stopWork()
+        }
+        attempt()
+    }
+
+    private func stopWork() {
+        let task = state.withLock { state in
+            defer { state.task = nil }
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    private func attempt() {
+        guard !token.isCancelled else { return }
+        adapt(original, from: core.adapters[...]) { [self] result in
+            switch result {
+            case .success(let request): send(request)
+            case .failure(let error): completion.complete((nil, nil, error))
+            }
+        }
+    }
+
+    private func adapt(
+        _ request: URLRequest,
+        from adapters: ArraySlice<any RequestAdapter>,
+        then next: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
+        guard let adapter = adapters.first else {
+            next(.success(request))
+            return
+        }
+        let step = CompletionOnce<Result<URLRequest, any Error>> { [self] result in
+            guard !token.isCancelled else { return }
+            switch result {
+            case .success(let adapted): adapt(adapted, from: adapters.dropFirst(), then: next)
+            case .failure: next(result)
+            }
+        }
+        adapter.adapt(request) { step.complete($0) }
+    }
+
+    private func send(_ request: URLRequest) {
+        let task = core.session.dataTask(with: request)
+        core.delegate.register(task) { [self] data, response, error in
+            handle(request: request, outcome: (data, response, error))
+        }
+        let cancelled = state.withLock { state -> Bool in
+            state.attemptCount += 1
+            state.task = task
+            return token.isCancelled
+        }
+        if cancelled {
+            task.cancel()
+        }
+        task.resume()
+    }
+
+    private func handle(request: URLRequest, outcome: Outcome) {
+        guard !token.isCancelled else { return }
+        let attemptCount = state.withLock { state in
+            state.task = nil
+            return state.attemptCount
+        }
+        guard let error = failure(of: request, outcome) else {
+            completion.complete(outcome)
+            return
+        }
+        let failure = RequestFailure(
+            request: request,
+            response: outcome.response as? HTTPURLResponse,
+            data: outcome.data ?? Data(),
+            error: error,
+            attemptCount: attemptCount
+        )
+        decide(failure, asking: core.retriers[...]) { [self] decision in
+            switch decision {
+            case .retry:
+                attempt()
+            case .retryAfter(let delay):
+                scheduleRetry(after: delay)
+            case .doNotRetry:
+                completion.complete((outcome.data, outcome.response, error))
+            case .doNotRetryWithError(let replacement):
+                completion.complete((outcome.data, outcome.response, replacement))
+            }
+        }
+    }
+
+    /// The reason the outcome counts as a failure, or `nil` for success.
+    private func failure(of request: URLRequest, _ outcome: Outcome) -> (any Error)? {
+        if let error = outcome.error { return error }
+        guard let response = outcome.response as? HTTPURLResponse else { return SessionError.invalidResponse }
+        guard acceptableStatusCodes.contains(response.statusCode) else {
+            return SessionError.unacceptableStatusCode(response.statusCode)
+        }
+        if request.httpMethod != "HEAD", response.value(forHTTPHeaderField: "Content-Encoding") == nil,
+            let announced = response.value(forHTTPHeaderField: "Content-Length").flatMap({ Int($0) }),
+            let received = outcome.data?.count, received < announced
+        {
+            return SessionError.incompleteBody(expected: announced, received: received)
+        }
+        return nil
+    }
+
+    private func decide(
+        _ failure: RequestFailure,
+        asking retriers: ArraySlice<any RequestRetrier>,
+        then finish: @escaping @Sendable (RetryDecision) -> Void
+    ) {
+        guard let retrier = retriers.first, !token.isCancelled else {
+            finish(.doNotRetry)
+            return
+        }
+        let step = CompletionOnce<RetryDecision> { [self] decision in
+            guard !token.isCancelled else { return }
+            if case .doNotRetry = decision {
+                decide(failure, asking: retriers.dropFirst(), then: finish)
+            } else {
+                finish(decision)
+            }
+        }
+        retrier.retry(failure) { step.complete($0) }
+    }
+
+    /// Waits `delay` seconds, then attempts again unless cancelled meanwhile (cancelling completes
+    /// the request at once; the late timer then finds the token cancelled and does nothing).
+    private func scheduleRetry(after delay: TimeInterval) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, delay)) { [self] in attempt() }
+    }
+}

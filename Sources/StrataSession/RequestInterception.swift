@@ -1,0 +1,64 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Changes a request before it is sent: adds credentials, headers, signatures.
+///
+/// Adapters run in order before every attempt, each on the previous one's output, starting from
+/// the original request (so a retry picks up a refreshed credential). An adapter may work
+/// asynchronously; it must call `completion` once. A failure ends the request with that error.
+public protocol RequestAdapter: Sendable {
+    /// Calls `completion` with the adapted request or the error that prevents sending it.
+    func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void)
+}
+
+/// Decides whether a failed request is sent again.
+///
+/// Retriers are asked in order after a failure (a transport error or an unacceptable status). The
+/// first that answers ``RetryDecision/retry`` or ``RetryDecision/retryAfter(_:)`` wins;
+/// ``RetryDecision/doNotRetryWithError(_:)`` ends the request with its error; otherwise the next
+/// retrier is asked. A cancelled request is never offered to a retrier.
+public protocol RequestRetrier: Sendable {
+    /// Calls `completion` once with the decision for `failure`.
+    func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void)
+}
+
+/// What a retrier decides.
+public enum RetryDecision: Sendable {
+    /// Send the request again now.
+    case retry
+    /// Send the request again after this many seconds.
+    case retryAfter(TimeInterval)
+    /// Do not send it again; the next retrier is asked.
+    case doNotRetry
+    /// Do not send it again, and end the request with this error.
+    case doNotRetryWithError(any Error)
+}
+
+/// A failed attempt, as a retrier sees it.
+public struct RequestFailure: Sendable {
+    /// The request as it was sent (after adaptation).
+    public let request: URLRequest
+    /// The response, if one arrived.
+    public let response: HTTPURLResponse?
+    /// The body received, possibly empty.
+    public let data: Data
+    /// Why the attempt failed: a `URLError`, a ``SessionError``, or another error.
+    public let error: any Error
+    /// How many attempts have been made, this one included (1 after the first).
+    public let attemptCount: Int
+
+    /// Creates a failure description.
+    public init(request: URLRequest, response: HTTPURLResponse?, data: Data, error: any Error, attemptCount: Int) {
+        self.request = request
+        self.response = response
+        self.data = data
+        self.error = error
+        self.attemptCount = attemptCount
+    }
+
+    /// The response's status code, if a response arrived.
+    public var statusCode: Int? { response?.statusCode }
+}

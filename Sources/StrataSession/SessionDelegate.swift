@@ -1,0 +1,84 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The delegate of a ``URLSessionManager``'s session: collects each task's body and reports the
+/// outcome once per task.
+///
+/// A `401` must reach the caller as an ordinary response with its body. On Apple platforms the
+/// challenge gets default handling, which delivers the `401` when no credential is stored. On Linux,
+/// default handling of `WWW-Authenticate: Basic` hangs forever, so every challenge is declined;
+/// declining ends the task with `URLError.cancelled` although the response and body arrived, and the
+/// delegate turns that back into the `401` response. A task that does not finish within
+/// ``challengeTimeout`` after a declined challenge is ended the same way.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    typealias Handler = @Sendable (Data, URLResponse?, (any Error)?) -> Void
+
+    private struct Record: Sendable {
+        var data = Data()
+        var challengedResponse: URLResponse?
+        let handler: Handler
+    }
+
+    private let records = Locked<[Int: Record]>([:])
+    let challengeTimeout: TimeInterval
+
+    init(challengeTimeout: TimeInterval) {
+        self.challengeTimeout = challengeTimeout
+    }
+
+    /// Registers the handler for `task`, before it is resumed.
+    func register(_ task: URLSessionTask, handler: @escaping Handler) {
+        records.withLock { $0[task.taskIdentifier] = Record(handler: handler) }
+    }
+
+    private func finish(_ task: URLSessionTask, error: (any Error)?) {
+        guard let record = records.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
+            record.handler(record.data, challenged, nil)
+        } else {
+            record.handler(record.data, task.response, error)
+        }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        records.withLock { $0[dataTask.taskIdentifier]?.data.append(data) }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        finish(task, error: error)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        #if canImport(FoundationNetworking)
+            // Linux has no server trust or client certificate challenges; every challenge here is an
+            // HTTP authentication scheme answering a 401. Decline it and report the 401 itself.
+            let response = challenge.failureResponse ?? task.response
+            records.withLock { $0[task.taskIdentifier]?.challengedResponse = response }
+            completionHandler(.cancelAuthenticationChallenge, nil)
+            DispatchQueue.global().asyncAfter(deadline: .now() + challengeTimeout) { [weak self] in
+                task.cancel()
+                self?.finish(task, error: URLError(.cancelled))
+            }
+        #else
+            completionHandler(.performDefaultHandling, nil)
+        #endif
+    }
+}

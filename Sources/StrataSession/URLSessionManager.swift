@@ -1,0 +1,93 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The ``NetworkSessionManager`` over `URLSession`.
+///
+/// It owns one long-lived, delegate-based session for its lifetime (short-lived sessions can crash
+/// at teardown on Linux) and invalidates it once, after the manager is released and its last request
+/// has finished. Each request runs the adapters, is sent, has its status validated, and on failure
+/// asks the retriers whether to go again.
+///
+/// ```swift
+/// let manager = URLSessionManager(adapters: [ApiKeyAdapter()], retriers: [MyRetrier()])
+/// let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+/// ```
+public final class URLSessionManager: NetworkSessionManager {
+    /// The status codes that count as success for requests that do not name their own.
+    public let acceptableStatusCodes: Set<Int>
+    private let core: SessionCore
+
+    /// Creates a manager.
+    /// - Parameters:
+    ///   - configuration: The session configuration; copied, so later changes have no effect.
+    ///   - acceptableStatusCodes: The status codes that count as success.
+    ///   - adapters: Adapters run in order before each attempt.
+    ///   - retriers: Retriers asked in order after a failed attempt.
+    ///   - authenticationChallengeTimeout: How long a task may run after an authentication challenge
+    ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
+    public init(
+        configuration: URLSessionConfiguration = .default,
+        acceptableStatusCodes: Set<Int> = SessionRequestOptions.defaultAcceptableStatusCodes,
+        adapters: [any RequestAdapter] = [],
+        retriers: [any RequestRetrier] = [],
+        authenticationChallengeTimeout: TimeInterval = 10
+    ) {
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.core = SessionCore(
+            configuration: configuration,
+            adapters: adapters,
+            retriers: retriers,
+            challengeTimeout: authenticationChallengeTimeout
+        )
+    }
+
+    /// Adapts, sends and validates `request`, retrying as the retriers decide; calls `completion`
+    /// exactly once.
+    @discardableResult
+    public func request(
+        _ request: URLRequest,
+        options: SessionRequestOptions,
+        completion: @escaping CompletionHandler
+    ) -> any NetworkCancellable {
+        let execution = RequestExecution(
+            core: core,
+            request: request,
+            acceptableStatusCodes: options.acceptableStatusCodes ?? acceptableStatusCodes,
+            completion: completion
+        )
+        execution.start()
+        return execution.token
+    }
+}
+
+/// The session and interceptors shared by a manager and its requests in flight; each request keeps
+/// it alive, so the session is invalidated only after the last one has finished.
+final class SessionCore: Sendable {
+    let session: URLSession
+    let delegate: SessionDelegate
+    let adapters: [any RequestAdapter]
+    let retriers: [any RequestRetrier]
+
+    init(
+        configuration: URLSessionConfiguration,
+        adapters: [any RequestAdapter],
+        retriers: [any RequestRetrier],
+        challengeTimeout: TimeInterval
+    ) {
+        let delegateQueue = OperationQueue()
+        delegateQueue.name = "Strata.URLSessionManager.delegate"
+        delegateQueue.maxConcurrentOperationCount = 1
+        delegate = SessionDelegate(challengeTimeout: challengeTimeout)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
+        self.adapters = adapters
+        self.retriers = retriers
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+}

@@ -1,0 +1,180 @@
+import Dispatch
+import Foundation
+import StrataConfiguration
+import StrataCore
+import StrataEndpoint
+import StrataService
+import StrataSession
+import StrataTransfer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A ``StrataTransfer/DataTransferService`` that records the request each endpoint builds and
+/// answers with stubbed values, for testing repositories without a network.
+///
+/// ```swift
+/// let transfer = MockDataTransferService()
+/// transfer.enqueue(.value(User(id: 1, name: "Ann")))
+/// let repository = UserRepository(transfer: transfer)
+/// let user = try await repository.user(id: 1)
+/// #expect(transfer.requests.first?.url?.path == "/users/1")
+/// ```
+///
+/// Stubs are used in order. A request with no stub left fails with
+/// ``DataTransferError/resolvedNetworkFailure(_:)`` carrying ``MissingStub``, so a test never
+/// passes by accident.
+public final class MockDataTransferService: DataTransferService {
+    /// A stubbed answer.
+    public enum Stub: Sendable {
+        /// This value, if it is the endpoint's `Response` type (any value answers a `Void` endpoint).
+        case value(any Sendable)
+        /// This response, validated and decoded as the real service would, with the endpoint's decoder.
+        case response(NetworkResponse)
+        /// This failure.
+        case failure(DataTransferError)
+        /// No answer until the request is cancelled.
+        case pending
+    }
+
+    /// The error of a request for which no stub was left.
+    public struct MissingStub: Error, Hashable, Sendable {
+        /// The URL of the request that had no stub.
+        public let url: String
+    }
+
+    /// The error of a `.value` stub whose type is not the endpoint's `Response`.
+    public struct TypeMismatch: Error, Hashable, Sendable {
+        /// The type the endpoint expects.
+        public let expected: String
+        /// The type of the stubbed value.
+        public let found: String
+    }
+
+    private struct State: Sendable {
+        var stubs: [Stub] = []
+        var requests: [URLRequest] = []
+    }
+
+    /// The configuration requests are built against; by default `https://api.strata.test`.
+    public let configuration: any NetworkConfigurable
+    private let completionQueue: DispatchQueue?
+    private let state = Locked(State())
+
+    /// Creates a mock.
+    /// - Parameters:
+    ///   - configuration: The configuration requests are built against.
+    ///   - stubs: Answers used in order.
+    ///   - completionQueue: Where completions run; `nil` runs them before `request` returns.
+    public init(
+        configuration: any NetworkConfigurable = NetworkConfiguration(baseURL: MockDefaults.baseURL),
+        stubs: [Stub] = [],
+        completionQueue: DispatchQueue? = .global()
+    ) {
+        self.configuration = configuration
+        self.completionQueue = completionQueue
+        state.withLock { $0.stubs = stubs }
+    }
+
+    /// Adds an answer after those already enqueued.
+    public func enqueue(_ stub: Stub) {
+        state.withLock { $0.stubs.append(stub) }
+    }
+
+    /// Every request built, in order.
+    public var requests: [URLRequest] { state.value.requests }
+
+    /// Records the endpoint's request and answers with the next stub.
+    @discardableResult
+    public func request<E: ResponseRequestable>(
+        with endpoint: E,
+        completion: @escaping CompletionHandler<Void>
+    ) -> any NetworkCancellable where E.Response == Void {
+        answer(endpoint, completion: completion) { stub, _ in
+            switch stub {
+            case .value: return .success(())
+            case .response(let response): return Self.validate(response, for: endpoint).map { _ in () }
+            case .failure(let error): return .failure(error)
+            case .pending: return nil
+            }
+        }
+    }
+
+    /// Records the endpoint's request and answers with the next stub, with its response.
+    @discardableResult
+    public func requestResponse<T: Decodable & Sendable, E: ResponseRequestable>(
+        with endpoint: E,
+        completion: @escaping CompletionHandler<DataTransferResponse<T>>
+    ) -> any NetworkCancellable where E.Response == T {
+        answer(endpoint, completion: completion) { stub, url in
+            switch stub {
+            case .value(let value):
+                guard let typed = value as? T else {
+                    let mismatch = TypeMismatch(
+                        expected: String(describing: T.self), found: String(describing: type(of: value)))
+                    return .failure(.parsing(mismatch, body: Data()))
+                }
+                return .success(
+                    DataTransferResponse(value: typed, response: NetworkResponse(statusCode: 200, url: url)))
+            case .response(let response):
+                let decode = DefaultDataTransferService.decoder(for: endpoint)
+                return Self.validate(response, for: endpoint).flatMap { response in
+                    Result { () throws(DataTransferError) in
+                        DataTransferResponse(value: try decode(response), response: response)
+                    }
+                }
+            case .failure(let error):
+                return .failure(error)
+            case .pending:
+                return nil
+            }
+        }
+    }
+
+    /// Builds and records the request, takes the next stub, and completes with what `resolve` makes
+    /// of it (`nil` leaves the request pending until cancelled).
+    private func answer<Value: Sendable>(
+        _ endpoint: some Requestable,
+        completion: @escaping CompletionHandler<Value>,
+        resolve: (Stub, URL?) -> Result<Value, DataTransferError>?
+    ) -> any NetworkCancellable {
+        let once = CompletionOnce(completion)
+        let token = CancellationToken()
+        token.onCancel { once.complete(.failure(.networkFailure(.cancelled))) }
+        let result: Result<Value, DataTransferError>?
+        do {
+            let request = try endpoint.urlRequest(with: configuration)
+            let stub = state.withLock { state -> Stub? in
+                state.requests.append(request)
+                return state.stubs.isEmpty ? nil : state.stubs.removeFirst()
+            }
+            if let stub {
+                result = resolve(stub, request.url)
+            } else {
+                result = .failure(.resolvedNetworkFailure(MissingStub(url: request.url?.absoluteString ?? "")))
+            }
+        } catch {
+            result = .failure(.networkFailure(NetworkError(error)))
+        }
+        guard let result else { return token }
+        if let completionQueue {
+            completionQueue.async { once.complete(result) }
+        } else {
+            once.complete(result)
+        }
+        return token
+    }
+
+    private static func validate(
+        _ response: NetworkResponse, for endpoint: some Requestable
+    )
+        -> Result<NetworkResponse, DataTransferError>
+    {
+        let acceptable = endpoint.acceptableStatusCodes ?? SessionRequestOptions.defaultAcceptableStatusCodes
+        guard acceptable.contains(response.statusCode) else {
+            return .failure(.networkFailure(.unacceptableStatusCode(response)))
+        }
+        return .success(response)
+    }
+}

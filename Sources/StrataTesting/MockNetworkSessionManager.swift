@@ -1,0 +1,115 @@
+import Dispatch
+import Foundation
+import StrataCore
+import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A ``StrataSession/NetworkSessionManager`` that records each request and answers with stubbed
+/// responses, for testing the service layer without a network.
+///
+/// Responses are used in the order they were enqueued; when none is left, ``fallback`` answers.
+/// Status codes are validated as a real manager does, so an unacceptable status arrives with
+/// ``StrataSession/SessionError/unacceptableStatusCode(_:)``.
+///
+/// ```swift
+/// let manager = MockNetworkSessionManager()
+/// manager.enqueue(.success(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
+/// let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+/// // … run the code under test …
+/// #expect(manager.requests.first?.url?.path == "/users")
+/// ```
+public final class MockNetworkSessionManager: NetworkSessionManager {
+    /// A stubbed answer.
+    public enum Response: Sendable {
+        /// A response with this status, headers and body.
+        case success(statusCode: Int = 200, headers: [String: String] = [:], body: Data = Data())
+        /// A failure with this error (for example `URLError(.timedOut)`), and no response.
+        case failure(any Error)
+        /// No answer until the request is cancelled; then `URLError(.cancelled)`.
+        case pending
+    }
+
+    private struct State: Sendable {
+        var queue: [Response] = []
+        var requests: [URLRequest] = []
+        var options: [SessionRequestOptions] = []
+    }
+
+    /// The status codes that count as success for requests that do not name their own.
+    public let acceptableStatusCodes: Set<Int>
+    /// The answer when no enqueued response is left.
+    public let fallback: Response
+    private let completionQueue: DispatchQueue?
+    private let state = Locked(State())
+
+    /// Creates a mock.
+    /// - Parameters:
+    ///   - responses: Answers used in order.
+    ///   - fallback: The answer once they are used up; by default an empty `200`.
+    ///   - acceptableStatusCodes: The status codes that count as success.
+    ///   - completionQueue: Where completions run; `nil` runs them before `request` returns.
+    public init(
+        responses: [Response] = [],
+        fallback: Response = .success(),
+        acceptableStatusCodes: Set<Int> = SessionRequestOptions.defaultAcceptableStatusCodes,
+        completionQueue: DispatchQueue? = .global()
+    ) {
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.fallback = fallback
+        self.completionQueue = completionQueue
+        state.withLock { $0.queue = responses }
+    }
+
+    /// Adds an answer after those already enqueued.
+    public func enqueue(_ response: Response) {
+        state.withLock { $0.queue.append(response) }
+    }
+
+    /// Every request received, in order.
+    public var requests: [URLRequest] { state.value.requests }
+
+    /// The options each request came with, in order.
+    public var receivedOptions: [SessionRequestOptions] { state.value.options }
+
+    /// Records `request` and answers with the next stubbed response.
+    @discardableResult
+    public func request(
+        _ request: URLRequest,
+        options: SessionRequestOptions,
+        completion: @escaping CompletionHandler
+    ) -> any NetworkCancellable {
+        let response = state.withLock { state -> Response in
+            state.requests.append(request)
+            state.options.append(options)
+            return state.queue.isEmpty ? fallback : state.queue.removeFirst()
+        }
+        let once = CompletionOnce<(Data?, URLResponse?, (any Error)?)> { completion($0.0, $0.1, $0.2) }
+        let token = CancellationToken()
+        token.onCancel { once.complete((nil, nil, URLError(.cancelled))) }
+
+        let acceptable = options.acceptableStatusCodes ?? acceptableStatusCodes
+        let deliver: @Sendable () -> Void
+        switch response {
+        case .pending:
+            return token
+        case .failure(let error):
+            deliver = { once.complete((nil, nil, error)) }
+        case .success(let statusCode, let headers, let body):
+            let url = request.url ?? URL(fileURLWithPath: "/")
+            let httpResponse = HTTPURLResponse(
+                url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
+            let error: (any Error)? =
+                acceptable.contains(statusCode) ? nil : SessionError.unacceptableStatusCode(statusCode)
+            deliver = { once.complete((body, httpResponse, error)) }
+        }
+        if let completionQueue {
+            completionQueue.async(execute: deliver)
+        } else {
+            deliver()
+        }
+        return token
+    }
+}

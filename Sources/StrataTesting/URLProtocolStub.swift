@@ -1,0 +1,198 @@
+import Dispatch
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Answers requests made through a real `URLSession` without a network, for end-to-end tests of
+/// every layer (a `URLSessionManager` included).
+///
+/// Each stub owns a unique host; use ``baseURL`` as the configuration's base URL and
+/// ``makeSessionConfiguration()`` for the session, and the stub answers every request to its host:
+///
+/// ```swift
+/// let stub = URLProtocolStub { request in
+///     .response(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"id":1}"#.utf8))
+/// }
+/// let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+/// let configuration = NetworkConfiguration(baseURL: stub.baseURL)
+/// ```
+///
+/// Requests are recorded with their bodies (read from a body stream if needed). Responses can be
+/// delayed and their bodies sent in chunks, to test timeouts and cancellation mid-transfer. The stub
+/// stops answering when it is released.
+public final class URLProtocolStub: Sendable {
+    /// What the stub answers.
+    public enum Reply: Sendable {
+        /// A response. The body is sent in `chunks` pieces, `chunkInterval` seconds apart, after
+        /// waiting `delay` seconds.
+        case response(
+            statusCode: Int = 200,
+            headers: [String: String] = [:],
+            body: Data = Data(),
+            delay: TimeInterval = 0,
+            chunks: Int = 1,
+            chunkInterval: TimeInterval = 0
+        )
+        /// A failure with this error after `delay` seconds, and no response.
+        case failure(URLError, delay: TimeInterval = 0)
+    }
+
+    /// The host this stub answers, unique to it.
+    public let host: String
+    private let handler: @Sendable (URLRequest) -> Reply
+    private let recorded = Locked<[URLRequest]>([])
+
+    /// Creates a stub that answers each request with `handler`'s reply.
+    public init(handler: @escaping @Sendable (URLRequest) -> Reply) {
+        self.host = "stub-\(UUID().uuidString.lowercased()).strata.test"
+        self.handler = handler
+        StubURLProtocol.register(self)
+    }
+
+    deinit {
+        StubURLProtocol.unregister(host: host)
+    }
+
+    /// `https://<host>`, to use as a configuration's base URL.
+    public var baseURL: URL {
+        URL(string: "https://\(host)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// An ephemeral session configuration whose requests this stub (and any other live stub, by
+    /// host) answers.
+    public func makeSessionConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [StubURLProtocol.self]
+        return configuration
+    }
+
+    /// Every request received, in order, with its body in `httpBody`.
+    public var requests: [URLRequest] { recorded.value }
+
+    fileprivate func reply(to request: URLRequest) -> Reply {
+        recorded.withLock { $0.append(request) }
+        return handler(request)
+    }
+}
+
+/// The `URLProtocol` that routes requests to the live ``URLProtocolStub`` for their host.
+final class StubURLProtocol: URLProtocol {
+    private static let stubs = Locked<[String: WeakStub]>([:])
+    private let stopped = Locked(false)
+
+    private struct WeakStub: @unchecked Sendable {  // Sendable: read and written only under the `stubs` lock.
+        weak var stub: URLProtocolStub?
+    }
+
+    static func register(_ stub: URLProtocolStub) {
+        stubs.withLock { $0[stub.host] = WeakStub(stub: stub) }
+    }
+
+    static func unregister(host: String) {
+        stubs.withLock { $0[host] = nil }
+    }
+
+    override class func canInit(with request: URLRequest) -> Bool {
+        true
+    }
+
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest {
+        request
+    }
+
+    override func startLoading() {
+        var body = self.request
+        if body.httpBody == nil, let stream = body.httpBodyStream {
+            body.httpBody = Self.readAll(stream)
+        }
+        let request = body
+        let host = request.url?.host?.lowercased() ?? ""
+        guard let stub = Self.stubs.withLock({ $0[host]?.stub }) else {
+            fail(URLError(.cannotFindHost))
+            return
+        }
+        switch stub.reply(to: request) {
+        case .failure(let error, let delay):
+            after(delay) { $0.fail(error) }
+        case .response(let statusCode, let headers, let body, let delay, let chunks, let chunkInterval):
+            after(delay) { loader in
+                let url = request.url ?? URL(fileURLWithPath: "/")
+                guard
+                    let response = HTTPURLResponse(
+                        url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
+                else {
+                    loader.fail(URLError(.badServerResponse))
+                    return
+                }
+                loader.client?.urlProtocol(loader, didReceive: response, cacheStoragePolicy: .notAllowed)
+                loader.send(Self.split(body, into: chunks)[...], interval: chunkInterval)
+            }
+        }
+    }
+
+    override func stopLoading() {
+        stopped.withLock { $0 = true }
+    }
+
+    private func send(_ pieces: ArraySlice<Data>, interval: TimeInterval) {
+        guard let piece = pieces.first else {
+            client?.urlProtocolDidFinishLoading(self)
+            return
+        }
+        if !piece.isEmpty {
+            client?.urlProtocol(self, didLoad: piece)
+        }
+        let rest = pieces.dropFirst()
+        if rest.isEmpty {
+            client?.urlProtocolDidFinishLoading(self)
+        } else {
+            after(interval) { $0.send(rest, interval: interval) }
+        }
+    }
+
+    private func fail(_ error: URLError) {
+        client?.urlProtocol(self, didFailWithError: error)
+    }
+
+    /// Runs `step` after `delay` seconds unless loading was stopped meanwhile.
+    private func after(_ delay: TimeInterval, _ step: @escaping @Sendable (StubURLProtocol) -> Void) {
+        let box = LoaderBox(loader: self)
+        let work: @Sendable () -> Void = {
+            guard !box.loader.stopped.value else { return }
+            step(box.loader)
+        }
+        if delay > 0 {
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: work)
+        } else {
+            work()
+        }
+    }
+
+    /// Carries the loader to the queue that delivers its next step. URLProtocolClient accepts
+    /// calls from any thread; the loader's only mutable state, `stopped`, is behind a lock.
+    private struct LoaderBox: @unchecked Sendable {  // Sendable: the loader's mutable state is under a lock.
+        let loader: StubURLProtocol
+    }
+
+    private static func split(_ body: Data, into count: Int) -> [Data] {
+        guard count > 1, body.count > 1 else { return [body] }
+        let size = (body.count + count - 1) / count
+        return stride(from: 0, to: body.count, by: size).map { body.subdata(in: $0..<min($0 + size, body.count)) }
+    }
+
+    private static func readAll(_ stream: InputStream) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        stream.open()
+        defer { stream.close() }
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            guard count > 0 else { break }
+            data.append(buffer, count: count)
+        }
+        return data
+    }
+}

@@ -1,0 +1,165 @@
+import Dispatch
+import Foundation
+import StrataCore
+import StrataEndpoint
+import StrataService
+
+/// The standard ``DataTransferService``: runs endpoints through a ``StrataService/NetworkService``,
+/// decodes off the completion queue, resolves errors, and completes exactly once on its completion
+/// queue.
+///
+/// ```swift
+/// let transfer = DefaultDataTransferService(
+///     networkService: DefaultNetworkService(configuration: configuration),
+///     errorResolver: JSONErrorBodyResolver<APIError>(),
+///     completionQueue: .main
+/// )
+/// ```
+///
+/// The completion queue defaults to `.main`, as an app expects. A command-line program or a server
+/// on Linux, whose main queue may never run, passes its own queue or uses the async methods, which
+/// do not go through the completion queue at all.
+public struct DefaultDataTransferService: DataTransferService {
+    /// The service requests go through.
+    public let networkService: any NetworkService
+    /// The resolver network errors go through.
+    public let errorResolver: any DataTransferErrorResolver
+    /// The queue completions run on.
+    public let completionQueue: DispatchQueue
+
+    private static let decodingQueue = DispatchQueue(
+        label: "Strata.DataTransfer.decoding",
+        qos: .userInitiated,
+        attributes: .concurrent
+    )
+
+    /// Creates a service.
+    /// - Parameters:
+    ///   - networkService: The service requests go through.
+    ///   - errorResolver: Maps network errors to your errors; by default leaves them as they are.
+    ///   - completionQueue: Where completions run; by default `.main`.
+    public init(
+        networkService: any NetworkService,
+        errorResolver: any DataTransferErrorResolver = DefaultDataTransferErrorResolver(),
+        completionQueue: DispatchQueue = .main
+    ) {
+        self.networkService = networkService
+        self.errorResolver = errorResolver
+        self.completionQueue = completionQueue
+    }
+
+    /// Runs `endpoint`; any acceptable status succeeds, whatever the body.
+    @discardableResult
+    public func request<E: ResponseRequestable>(
+        with endpoint: E,
+        completion: @escaping CompletionHandler<Void>
+    ) -> any NetworkCancellable where E.Response == Void {
+        run(endpoint, on: completionQueue, decode: { _ in () }) { completion($0.map(\.value)) }
+    }
+
+    /// Runs `endpoint` and decodes its response with the endpoint's decoder.
+    @discardableResult
+    public func requestResponse<T: Decodable & Sendable, E: ResponseRequestable>(
+        with endpoint: E,
+        completion: @escaping CompletionHandler<DataTransferResponse<T>>
+    ) -> any NetworkCancellable where E.Response == T {
+        run(endpoint, on: completionQueue, decode: Self.decoder(for: endpoint), completion: completion)
+    }
+
+    /// Runs `endpoint` and returns its decoded response, without going through the completion queue.
+    public func request<E: ResponseRequestable>(_ endpoint: E) async throws(DataTransferError) -> E.Response
+    where E.Response: Decodable & Sendable {
+        try await requestResponse(endpoint).value
+    }
+
+    /// Runs `endpoint`, which yields no value, without going through the completion queue.
+    public func request<E: ResponseRequestable>(_ endpoint: E) async throws(DataTransferError)
+    where E.Response == Void {
+        _ = try await withCancellableCallback { completion in
+            run(endpoint, on: nil, decode: { _ in () }, completion: completion)
+        }.get()
+    }
+
+    /// Runs `endpoint` and returns its value with its response, without going through the completion queue.
+    public func requestResponse<E: ResponseRequestable>(
+        _ endpoint: E
+    ) async throws(DataTransferError)
+        -> DataTransferResponse<E.Response> where E.Response: Decodable & Sendable
+    {
+        try await withCancellableCallback { completion in
+            run(endpoint, on: nil, decode: Self.decoder(for: endpoint), completion: completion)
+        }.get()
+    }
+
+    /// Sends `endpoint`, decodes a success with `decode` on the decoding queue, resolves a failure,
+    /// and completes once on `queue` (or directly when `queue` is `nil`).
+    private func run<Value: Sendable>(
+        _ endpoint: any Requestable,
+        on queue: DispatchQueue?,
+        decode: @escaping @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
+        completion: @escaping CompletionHandler<DataTransferResponse<Value>>
+    ) -> any NetworkCancellable {
+        let once = CompletionOnce<Result<DataTransferResponse<Value>, DataTransferError>> { result in
+            if let queue {
+                queue.async { completion(result) }
+            } else {
+                completion(result)
+            }
+        }
+        let resolver = errorResolver
+        let transfer = networkService.request(endpoint: endpoint) { result in
+            switch result {
+            case .success(let response):
+                Self.decodingQueue.async {
+                    guard !once.isCompleted else { return }
+                    once.complete(
+                        Result { () throws(DataTransferError) in
+                            DataTransferResponse(value: try decode(response), response: response)
+                        }
+                    )
+                }
+            case .failure(let error):
+                once.complete(.failure(Self.resolve(error, with: resolver)))
+            }
+        }
+        let token = CancellationToken()
+        token.onCancel {
+            once.complete(.failure(.networkFailure(.cancelled)))
+            transfer.cancel()
+        }
+        return token
+    }
+
+    package static func resolve(
+        _ error: NetworkError, with resolver: any DataTransferErrorResolver
+    ) -> DataTransferError {
+        guard !error.isCancelled else { return .networkFailure(error) }
+        let resolved = resolver.resolve(error: error)
+        if let networkError = resolved as? NetworkError {
+            return .networkFailure(networkError)
+        }
+        return .resolvedNetworkFailure(resolved)
+    }
+
+    /// Decodes a body with the endpoint's decoder. An empty body gives an ``EmptyResponse``'s
+    /// empty value, or ``DataTransferError/noResponse`` when the decoder cannot read it.
+    package static func decoder<E: ResponseRequestable>(
+        for endpoint: E
+    )
+        -> @Sendable (NetworkResponse) throws(DataTransferError) -> E.Response
+    where E.Response: Decodable & Sendable {
+        let decoder = endpoint.responseDecoder
+        return { response throws(DataTransferError) in
+            if response.body.isEmpty, let empty = E.Response.self as? any EmptyResponse.Type,
+                let value = empty.emptyValue() as? E.Response
+            {
+                return value
+            }
+            do {
+                return try decoder.decode(response.body, as: E.Response.self)
+            } catch {
+                throw response.body.isEmpty ? .noResponse : .parsing(error, body: response.body)
+            }
+        }
+    }
+}

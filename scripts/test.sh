@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Everything CI runs, in order. Run it from anywhere: scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "Format (swift format lint --strict)"
+swift format lint --strict --recursive --parallel Package.swift Sources Tests
+
+step "Build with warnings as errors and explicit target dependency import check"
+swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
+
+step "Unit tests"
+swift test -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
