@@ -6,19 +6,25 @@
 package func withCancellableCallback<Success: Sendable, Failure: Error>(
     _ start: (@escaping @Sendable (Result<Success, Failure>) -> Void) -> any NetworkCancellable
 ) async -> Result<Success, Failure> {
-    let operation = Locked<(any NetworkCancellable)?>(nil)
-    let cancelled = Locked(false)
+    // Either the operation is stored before cancellation arrives (the handler cancels it), or
+    // cancellation is recorded first (the starter cancels it once stored): one lock decides which.
+    let state = Locked<(operation: (any NetworkCancellable)?, isCancelled: Bool)>((nil, false))
     return await withTaskCancellationHandler {
         await withCheckedContinuation { continuation in
             let resume = CompletionOnce<Result<Success, Failure>> { continuation.resume(returning: $0) }
-            let cancellable = start { resume.complete($0) }
-            operation.withLock { $0 = cancellable }
-            if cancelled.value {
-                cancellable.cancel()
+            let operation = start { resume.complete($0) }
+            let cancelNow = state.withLock { state -> Bool in
+                state.operation = operation
+                return state.isCancelled
+            }
+            if cancelNow {
+                operation.cancel()
             }
         }
     } onCancel: {
-        cancelled.withLock { $0 = true }
-        operation.value?.cancel()
+        state.withLock { state -> (any NetworkCancellable)? in
+            state.isCancelled = true
+            return state.operation
+        }?.cancel()
     }
 }

@@ -86,6 +86,9 @@ final class RequestExecution: Sendable {
         core.delegate.register(task) { [self] data, response, error in
             handle(request: request, outcome: (data, response, error))
         }
+        // The task becomes visible to cancellation only once resumed, so it is never cancelled
+        // before it started (which would leave it neither running nor completed).
+        task.resume()
         let cancelled = state.withLock { state -> Bool in
             state.attemptCount += 1
             state.task = task
@@ -94,7 +97,6 @@ final class RequestExecution: Sendable {
         if cancelled {
             task.cancel()
         }
-        task.resume()
     }
 
     private func handle(request: URLRequest, outcome: Outcome) {

@@ -66,6 +66,9 @@ public final class URLProtocolStub: Sendable {
     public func makeSessionConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [StubURLProtocol.self]
+        // Without a cache, FoundationNetworking creates the protocol at once instead of after an
+        // asynchronous cache lookup, which otherwise lets a cancellation race the stub's reply.
+        configuration.urlCache = nil
         return configuration
     }
 
@@ -133,36 +136,41 @@ final class StubURLProtocol: URLProtocol {
         }
     }
 
+    /// Takes the lock that deliveries hold, so no delivery reaches the client after this returns:
+    /// on Linux, a client call for a task the session has already finished traps.
     override func stopLoading() {
         stopped.withLock { $0 = true }
     }
 
+    /// Sends the pieces, `interval` seconds apart, then finishes. Runs under the `stopped` lock.
     private func send(_ pieces: ArraySlice<Data>, interval: TimeInterval) {
-        guard let piece = pieces.first else {
-            client?.urlProtocolDidFinishLoading(self)
-            return
+        var pieces = pieces
+        while let piece = pieces.popFirst() {
+            if !piece.isEmpty {
+                client?.urlProtocol(self, didLoad: piece)
+            }
+            if interval > 0, !pieces.isEmpty {
+                let rest = pieces
+                after(interval) { $0.send(rest, interval: interval) }
+                return
+            }
         }
-        if !piece.isEmpty {
-            client?.urlProtocol(self, didLoad: piece)
-        }
-        let rest = pieces.dropFirst()
-        if rest.isEmpty {
-            client?.urlProtocolDidFinishLoading(self)
-        } else {
-            after(interval) { $0.send(rest, interval: interval) }
-        }
+        client?.urlProtocolDidFinishLoading(self)
     }
 
     private func fail(_ error: URLError) {
         client?.urlProtocol(self, didFailWithError: error)
     }
 
-    /// Runs `step` after `delay` seconds unless loading was stopped meanwhile.
+    /// Runs `step` after `delay` seconds (at once for no delay), unless loading was stopped, holding
+    /// the `stopped` lock while it talks to the client.
     private func after(_ delay: TimeInterval, _ step: @escaping @Sendable (StubURLProtocol) -> Void) {
         let box = LoaderBox(loader: self)
         let work: @Sendable () -> Void = {
-            guard !box.loader.stopped.value else { return }
-            step(box.loader)
+            box.loader.stopped.withLock { stopped in
+                guard !stopped else { return }
+                step(box.loader)
+            }
         }
         if delay > 0 {
             DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: work)

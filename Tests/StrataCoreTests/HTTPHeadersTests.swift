@@ -1,0 +1,78 @@
+import StrataCore
+import Testing
+
+@Suite struct HTTPHeadersTests {
+    @Test func namesCompareWithoutCase() {
+        let headers: HTTPHeaders = ["Content-Type": "application/json"]
+        #expect(headers["content-type"] == "application/json")
+        #expect(headers["CONTENT-TYPE"] == "application/json")
+        #expect(headers.contains(name: "content-TYPE"))
+        #expect(headers["Accept"] == nil)
+    }
+
+    @Test func fieldsKeepTheOrderTheyWereAddedIn() {
+        var headers = HTTPHeaders()
+        headers.add(name: "B", value: "2")
+        headers.add(name: "A", value: "1")
+        headers.add(name: "C", value: "3")
+        #expect(headers.map(\.name) == ["B", "A", "C"])
+    }
+
+    @Test func addKeepsRepeatedNamesAndValuesForReturnsThemAll() {
+        var headers = HTTPHeaders()
+        headers.add(name: "Set-Cookie", value: "a=1")
+        headers.add(name: "set-cookie", value: "b=2")
+        #expect(headers.values(for: "SET-COOKIE") == ["a=1", "b=2"])
+        #expect(headers.value(for: "Set-Cookie") == "a=1")
+    }
+
+    @Test func updateReplacesInPlaceAndRemovesOtherFieldsWithTheName() {
+        var headers: HTTPHeaders = ["Accept": "a", "X-One": "1", "accept": "b", "X-Two": "2"]
+        headers.update(name: "ACCEPT", value: "c")
+        #expect(headers == ["ACCEPT": "c", "X-One": "1", "X-Two": "2"])
+        #expect(headers.map(\.name) == ["ACCEPT", "X-One", "X-Two"])
+    }
+
+    @Test func subscriptSetAddsReplacesAndRemoves() {
+        var headers = HTTPHeaders()
+        headers["Authorization"] = "Bearer one"
+        headers["authorization"] = "Bearer two"
+        #expect(headers.count == 1)
+        #expect(headers["Authorization"] == "Bearer two")
+        headers["AUTHORIZATION"] = nil
+        #expect(headers.isEmpty)
+    }
+
+    @Test func mergingLetsTheOtherListWinForEveryNameItHas() {
+        let base: HTTPHeaders = ["Accept": "text/plain", "X-Client": "strata", "X-Trace": "1"]
+        let merged = base.merging(["accept": "application/json", "X-Trace": "2", "X-New": "n"])
+        #expect(merged["Accept"] == "application/json")
+        #expect(merged.values(for: "accept") == ["application/json"])
+        #expect(merged["X-Client"] == "strata")
+        #expect(merged["X-Trace"] == "2")
+        #expect(merged["X-New"] == "n")
+    }
+
+    @Test func dictionaryJoinsRepeatedValuesWithCommas() {
+        var headers = HTTPHeaders()
+        headers.add(name: "Accept", value: "text/html")
+        headers.add(name: "accept", value: "application/json")
+        #expect(headers.dictionary == ["Accept": "text/html, application/json"])
+    }
+
+    @Test func dictionaryInitializerSortsByNameForReproducibleRequests() {
+        let headers = HTTPHeaders(["b": "2", "A": "1", "c": "3"])
+        #expect(headers.map(\.name) == ["A", "b", "c"])
+    }
+
+    @Test func equalityAndHashingIgnoreNameCaseButNotOrderOrValues() {
+        let lower: HTTPHeaders = ["accept": "x"]
+        let upper: HTTPHeaders = ["ACCEPT": "x"]
+        #expect(lower == upper)
+        #expect(lower.hashValue == upper.hashValue)
+        #expect(lower != ["accept": "X"])
+        #expect(
+            HTTPHeaders(["a": "1", "b": "2"])
+                != HTTPHeaders([HTTPHeader(name: "b", value: "2"), HTTPHeader(name: "a", value: "1")]))
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import StrataConfiguration
+import StrataCore
+import StrataEncoding
+import StrataEndpoint
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite struct URLBuildingTests {
+    private func configuration(
+        _ base: String, headers: HTTPHeaders = [:], query: [String: ParameterValue] = [:]
+    ) throws
+        -> NetworkConfiguration
+    {
+        NetworkConfiguration(baseURL: try #require(URL(string: base)), headers: headers, queryParameters: query)
+    }
+
+    @Test(
+        arguments: [
+            ("https://api.example.com", "users"), ("https://api.example.com/", "users"),
+            ("https://api.example.com", "/users"), ("https://api.example.com/", "/users"),
+            ("https://api.example.com//", "//users"),
+        ]
+    )
+    func exactlyOneSlashJoinsBaseAndPath(base: String, path: String) throws {
+        let request = try Endpoint<Void>(path: path).urlRequest(with: configuration(base))
+        #expect(request.url?.absoluteString == "https://api.example.com/users")
+    }
+
+    @Test func aBasePathPrefixIsKept() throws {
+        let request = try Endpoint<Void>(path: "users/1").urlRequest(with: configuration("https://api.example.com/v2/"))
+        #expect(request.url?.absoluteString == "https://api.example.com/v2/users/1")
+    }
+
+    @Test func anEmptyPathTargetsTheBaseURL() throws {
+        let request = try Endpoint<Void>(path: "").urlRequest(with: configuration("https://api.example.com/v2"))
+        #expect(request.url?.absoluteString == "https://api.example.com/v2")
+    }
+
+    @Test func aQueryInThePathIsKeptAndMergedParametersFollowSorted() throws {
+        let endpoint = Endpoint<Void>(path: "search?sort=new&x=1", queryParameters: ["q": "swift", "page": 2])
+        let request = try endpoint.urlRequest(with: configuration("https://api.example.com", query: ["locale": "en"]))
+        #expect(request.url?.absoluteString == "https://api.example.com/search?sort=new&x=1&locale=en&page=2&q=swift")
+    }
+
+    @Test func endpointQueryOverridesTheConfigurationsAndEncodableOverridesBoth() throws {
+        struct Paging: Encodable, Sendable { let page: Int }
+        let endpoint = Endpoint<Void>(
+            path: "items", queryParameters: ["locale": "fr", "page": 1], queryParametersEncodable: Paging(page: 3))
+        let request = try endpoint.urlRequest(
+            with: configuration("https://api.example.com", query: ["locale": "en", "key": "k"]))
+        #expect(request.url?.query == "key=k&locale=fr&page=3")
+    }
+
+    @Test func queryValuesArePercentEncodedPerRFC3986() throws {
+        let endpoint = Endpoint<Void>(path: "search", queryParameters: ["q": "a+b&c=d;e f"])
+        let request = try endpoint.urlRequest(with: configuration("https://api.example.com"))
+        #expect(request.url?.absoluteString == "https://api.example.com/search?q=a%2Bb%26c%3Dd%3Be%20f")
+    }
+
+    @Test func queryEncodingOptionsApplyToTheQuery() throws {
+        let endpoint = Endpoint<Void>(
+            path: "items",
+            queryParameters: ["ids": [1, 2], "on": true],
+            queryEncoding: URLEncoding(
+                destination: .queryString, arrayEncoding: .commaSeparated, boolEncoding: .literal)
+        )
+        #expect(try endpoint.urlRequest(with: configuration("https://api.example.com")).url?.query == "ids=1,2&on=true")
+    }
+
+    @Test func pathCharactersThatCannotStandInAURLArePercentEncodedAndEscapesKept() throws {
+        let request = try Endpoint<Void>(path: "files/my report é.pdf/a%2Fb").urlRequest(
+            with: configuration("https://api.example.com"))
+        #expect(request.url?.absoluteString == "https://api.example.com/files/my%20report%20%C3%A9.pdf/a%2Fb")
+    }
+
+    @Test func aFullPathIsUsedAsTheWholeURL() throws {
+        let endpoint = Endpoint<Void>(
+            path: "https://api.example.com/other?x=1", isFullPath: true, queryParameters: ["y": 2])
+        let request = try endpoint.urlRequest(
+            with: configuration("https://api.example.com/v1", headers: ["X-Key": "k"], query: ["key": "k"]))
+        #expect(request.url?.absoluteString == "https://api.example.com/other?x=1&key=k&y=2")
+        #expect(request.value(forHTTPHeaderField: "X-Key") == "k")
+    }
+
+    @Test func aFullPathToAnotherOriginGetsNoConfigurationHeadersOrQuery() throws {
+        let configuration = try configuration(
+            "https://api.example.com", headers: ["Authorization": "Bearer t"], query: ["api_key": "secret"])
+        for other in [
+            "https://cdn.example.net/file", "http://api.example.com/file", "https://api.example.com:8443/file",
+        ] {
+            let endpoint = Endpoint<Void>(path: other, isFullPath: true, headerParameters: ["Accept": "*/*"])
+            let request = try endpoint.urlRequest(with: configuration)
+            #expect(request.value(forHTTPHeaderField: "Authorization") == nil, "\(other)")
+            #expect(request.url?.query == nil, "\(other)")
+            #expect(request.value(forHTTPHeaderField: "Accept") == "*/*")
+        }
+    }
+
+    @Test(arguments: ["not a url", "/relative/only", "mailto:someone"])
+    func anInvalidFullPathIsATypedError(path: String) throws {
+        #expect(throws: RequestGenerationError.invalidURL(path)) {
+            try Endpoint<Void>(path: path, isFullPath: true).urlRequest(with: configuration("https://api.example.com"))
+        }
+    }
+}
+
+@Suite struct RequestContentTests {
+    private let configuration = NetworkConfiguration(
+        baseURL: URL(string: "https://api.example.com") ?? URL(fileURLWithPath: "/"),
+        headers: ["Accept": "application/json", "X-Client": "strata", "authorization": "Bearer config"],
+        timeoutInterval: 30
+    )
+
+    @Test func endpointHeadersOverrideConfigurationHeadersWhateverTheCase() throws {
+        let endpoint = Endpoint<Void>(
+            path: "x", headerParameters: ["ACCEPT": "text/plain", "Authorization": "Bearer endpoint"])
+        let request = try endpoint.urlRequest(with: configuration)
+        #expect(request.value(forHTTPHeaderField: "Accept") == "text/plain")
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "Bearer endpoint")
+        #expect(request.value(forHTTPHeaderField: "X-Client") == "strata")
+    }
+
+    @Test func methodAndTimeoutComeFromTheEndpointOrTheConfiguration() throws {
+        let plain = try Endpoint<Void>(path: "x").urlRequest(with: configuration)
+        #expect(plain.httpMethod == "GET")
+        #expect(plain.timeoutInterval == 30)
+        let custom = try Endpoint<Void>(path: "x", method: .patch, timeoutInterval: 5).urlRequest(with: configuration)
+        #expect(custom.httpMethod == "PATCH")
+        #expect(custom.timeoutInterval == 5)
+    }
+
+    @Test func bodyParametersAreWrittenByTheBodyEncoding() throws {
+        let json = try Endpoint<Void>(path: "x", method: .post, bodyParameters: ["b": 1, "a": "z"]).urlRequest(
+            with: configuration)
+        #expect(json.httpBody == Data(#"{"a":"z","b":1}"#.utf8))
+        #expect(json.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        let form = try Endpoint<Void>(
+            path: "x", method: .post, bodyParameters: ["a": "1 2"], bodyEncoding: URLEncoding.httpBody
+        )
+        .urlRequest(with: configuration)
+        #expect(form.httpBody == Data("a=1%202".utf8))
+    }
+
+    @Test func anEncodableBodyTakesPrecedenceOverBodyParameters() throws {
+        struct Login: Encodable, Sendable { let user: String }
+        let endpoint = Endpoint<Void>(
+            path: "x", method: .post, bodyParameters: ["ignored": true], bodyParametersEncodable: Login(user: "ann"))
+        #expect(try endpoint.urlRequest(with: configuration).httpBody == Data(#"{"user":"ann"}"#.utf8))
+    }
+
+    @Test func noBodyParametersMeansNoBody() throws {
+        #expect(try Endpoint<Void>(path: "x", method: .post).urlRequest(with: configuration).httpBody == nil)
+    }
+
+    @Test func anEncodingFailureIsATypedError() {
+        struct Bad: Encodable, Sendable { let value = Double.nan }
+        #expect(throws: RequestGenerationError.self) {
+            try Endpoint<Void>(path: "x", method: .post, bodyParametersEncodable: Bad()).urlRequest(with: configuration)
+        }
+        do {
+            _ = try Endpoint<Void>(path: "x", queryParametersEncodable: ["a", "b"]).urlRequest(with: configuration)
+            Issue.record("expected an error")
+        } catch {
+            guard case .encoding(.membersRequired) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
+
+    @Test func customRequestablesGetDefaultsForEverythingButPathAndMethod() throws {
+        struct Health: Requestable {
+            var path: String { "health" }
+            var method: HTTPMethod { .head }
+        }
+        let request = try Health().urlRequest(with: configuration)
+        #expect(request.url?.absoluteString == "https://api.example.com/health")
+        #expect(request.httpMethod == "HEAD")
+        #expect(Health().acceptableStatusCodes == nil)
+        #expect(Health().timeoutInterval == nil)
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import StrataEndpoint
+import Testing
+
+@Suite struct ResponseDecoderTests {
+    struct Profile: Decodable, Equatable { let firstName: String }
+
+    @Test func jsonDecoderUsesTheGivenJSONDecoder() throws {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let profile = try JSONResponseDecoder(decoder: decoder).decode(
+            Data(#"{"first_name":"Ann"}"#.utf8), as: Profile.self)
+        #expect(profile == Profile(firstName: "Ann"))
+    }
+
+    @Test func rawDataDecoderReturnsTheBytesAndRejectsOtherTypes() throws {
+        let bytes = Data([0xFF, 0x00, 0x7B])
+        #expect(try RawDataResponseDecoder().decode(bytes, as: Data.self) == bytes)
+        #expect(throws: ResponseDecodingError.unsupportedType("String", decoder: "RawDataResponseDecoder")) {
+            try RawDataResponseDecoder().decode(bytes, as: String.self)
+        }
+    }
+
+    @Test func stringDecoderReadsTextInItsEncodingAndRejectsInvalidBytes() throws {
+        #expect(try StringResponseDecoder().decode(Data("héllo".utf8), as: String.self) == "héllo")
+        #expect(try StringResponseDecoder(encoding: .isoLatin1).decode(Data([0x68, 0xE9]), as: String.self) == "hé")
+        #expect(throws: ResponseDecodingError.self) {
+            try StringResponseDecoder().decode(Data([0xFF, 0xFE, 0xFD]), as: String.self)
+        }
+        #expect(throws: ResponseDecodingError.self) {
+            try StringResponseDecoder().decode(Data("1".utf8), as: Int.self)
+        }
+    }
+
+    @Test func endpointsPickTheDecoderThatFitsTheirResponseType() throws {
+        #expect(Endpoint<Data>(path: "x").responseDecoder is RawDataResponseDecoder)
+        #expect(Endpoint<String>(path: "x").responseDecoder is StringResponseDecoder)
+        #expect(Endpoint<Profile>(path: "x").responseDecoder is JSONResponseDecoder)
+        #expect(
+            Endpoint<Profile>(path: "x", responseDecoder: StringResponseDecoder()).responseDecoder
+                is StringResponseDecoder)
+    }
+
+    @Test func emptyIsTheEmptyResponseValue() {
+        #expect(Empty.emptyValue() == Empty())
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import StrataCore
+import StrataSession
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Adds a header, optionally after a delay, and records the order it ran in.
+struct HeaderAdapter: RequestAdapter {
+    let name: String
+    let value: String
+    let log: Locked<[String]>
+    var delay: TimeInterval = 0
+
+    func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        var copy = request
+        let existing = request.value(forHTTPHeaderField: name).map { $0 + "," } ?? ""
+        copy.setValue(existing + value, forHTTPHeaderField: name)
+        let adapted = copy
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+            log.withLock { $0.append(value) }
+            completion(.success(adapted))
+        }
+    }
+}
+
+/// Answers every failure with the same decision and counts the calls.
+final class CountingRetrier: RequestRetrier {
+    private let state = Locked<[RequestFailure]>([])
+    let decision: @Sendable (RequestFailure) -> RetryDecision
+
+    init(decision: RetryDecision) {
+        self.decision = { _ in decision }
+    }
+
+    init(decide: @escaping @Sendable (RequestFailure) -> RetryDecision) {
+        self.decision = decide
+    }
+
+    var calls: Int { state.value.count }
+    var failures: [RequestFailure] { state.value }
+
+    func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
+        state.withLock { $0.append(failure) }
+        completion(decision(failure))
+    }
+}
+
+struct AdapterFailure: Error, Equatable {}
+struct ReplacementError: Error, Equatable {}
+
+@Suite struct InterceptionTests {
+    @Test func adaptersRunInOrderEachOnThePreviousOutput() async throws {
+        let stub = URLProtocolStub { _ in .response() }
+        let log = Locked<[String]>([])
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(),
+            adapters: [
+                HeaderAdapter(name: "X-Chain", value: "first", log: log, delay: 0.05),
+                HeaderAdapter(name: "X-Chain", value: "second", log: log),
+            ]
+        )
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        _ = await recorder.first()
+        #expect(log.value == ["first", "second"])
+        #expect(stub.requests.first?.value(forHTTPHeaderField: "X-Chain") == "first,second")
+    }
+
+    @Test func aFailingAdapterEndsTheRequestWithItsErrorAndNothingIsSent() async throws {
+        struct FailingAdapter: RequestAdapter {
+            func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+                completion(.failure(AdapterFailure()))
+            }
+        }
+        let stub = URLProtocolStub { _ in .response() }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), adapters: [FailingAdapter()])
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        #expect(try #require(await recorder.first()).error as? AdapterFailure == AdapterFailure())
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func aRetrierIsAskedAfterEachFailureWithTheAttemptCountAndTheResponse() async throws {
+        let attempts = Locked(0)
+        let stub = URLProtocolStub { _ in
+            let attempt = attempts.withLock {
+                $0 += 1; return $0
+            }
+            return attempt < 3
+                ? .response(statusCode: 500, body: Data("busy".utf8)) : .response(body: Data("done".utf8))
+        }
+        let retrier = CountingRetrier(decision: .retry)
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), retriers: [retrier])
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        let outcome = try #require(await recorder.first())
+        #expect(outcome.error == nil)
+        #expect(outcome.data == Data("done".utf8))
+        #expect(retrier.failures.map(\.attemptCount) == [1, 2])
+        #expect(retrier.failures.map { $0.statusCode ?? 0 } == [500, 500])
+        #expect(retrier.failures.first?.data == Data("busy".utf8))
+        #expect(retrier.failures.first?.error as? SessionError == .unacceptableStatusCode(500))
+    }
+
+    @Test func eachRetryIsAdaptedAgainFromTheOriginalRequest() async throws {
+        let stub = URLProtocolStub { _ in .response(statusCode: 401) }
+        let log = Locked<[String]>([])
+        let retrier = CountingRetrier { $0.attemptCount < 2 ? .retry : .doNotRetry }
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(),
+            adapters: [HeaderAdapter(name: "Authorization", value: "token", log: log)],
+            retriers: [retrier]
+        )
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        let outcome = try #require(await recorder.first())
+        #expect(outcome.error as? SessionError == .unacceptableStatusCode(401))
+        #expect(stub.requests.map { $0.value(forHTTPHeaderField: "Authorization") } == ["token", "token"])
+    }
+
+    @Test func retryAfterWaitsBeforeTheNextAttempt() async throws {
+        let attempts = Locked(0)
+        let stub = URLProtocolStub { _ in
+            attempts.withLock {
+                $0 += 1; return $0
+            } == 1 ? .response(statusCode: 503) : .response()
+        }
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(), retriers: [CountingRetrier(decision: .retryAfter(0.3))])
+        let started = ContinuousClock.now
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        #expect(try #require(await recorder.first()).error == nil)
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        #expect(stub.requests.count == 2)
+    }
+
+    @Test func retriersAreAskedInOrderUntilOneDecides() async throws {
+        let stub = URLProtocolStub { _ in .response(statusCode: 500) }
+        let first = CountingRetrier(decision: .doNotRetry)
+        let second = CountingRetrier(decision: .doNotRetryWithError(ReplacementError()))
+        let third = CountingRetrier(decision: .retry)
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(), retriers: [first, second, third])
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        let outcome = try #require(await recorder.first())
+        #expect(outcome.error as? ReplacementError == ReplacementError())
+        #expect((outcome.response as? HTTPURLResponse)?.statusCode == 500)
+        #expect([first.calls, second.calls, third.calls] as [Int] == [1, 1, 0])
+    }
+
+    @Test func whenNoRetrierRetriesTheOriginalFailureIsDelivered() async throws {
+        let stub = URLProtocolStub { _ in .failure(URLError(.networkConnectionLost)) }
+        let retrier = CountingRetrier(decision: .doNotRetry)
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), retriers: [retrier])
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        #expect((try #require(await recorder.first()).error as? URLError)?.code == .networkConnectionLost)
+        #expect(retrier.calls == 1)
+    }
+
+    @Test func successesAreNeverOfferedToRetriers() async throws {
+        let stub = URLProtocolStub { _ in .response() }
+        let retrier = CountingRetrier(decision: .retry)
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), retriers: [retrier])
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        _ = await recorder.first()
+        #expect(retrier.calls == 0)
+    }
+}
