@@ -44,19 +44,39 @@ public struct Redaction: Hashable, Sendable {
 
     /// The text of `url` with the values of covered query keys, and any user and password in the
     /// authority, replaced by the placeholder.
+    ///
+    /// The result is text for a log, not a URL: the placeholder is inserted as it is, never through
+    /// a percent-encoded `URLComponents` setter (which traps on characters such as `<`).
     public func redact(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return url.absoluteString
         }
-        if components.user != nil { components.user = placeholder }
-        if components.password != nil { components.password = placeholder }
-        if let items = components.percentEncodedQueryItems, !queryKeys.isEmpty {
-            components.percentEncodedQueryItems = items.map { item in
-                let name = item.name.removingPercentEncoding ?? item.name
-                guard queryKeys.contains(name.lowercased()) else { return item }
-                return URLQueryItem(name: item.name, value: placeholder)
-            }
+        let query = components.percentEncodedQuery
+        let fragment = components.percentEncodedFragment
+        let hasCredentials = components.user != nil || components.password != nil
+        components.percentEncodedQuery = nil
+        components.percentEncodedFragment = nil
+        components.user = nil
+        components.password = nil
+        var text = components.string ?? url.absoluteString
+        if hasCredentials, let authority = text.range(of: "//") {
+            text.insert(contentsOf: placeholder + "@", at: authority.upperBound)
         }
-        return components.string ?? url.absoluteString
+        if let query {
+            text += "?" + redactQuery(query)
+        }
+        if let fragment {
+            text += "#" + fragment
+        }
+        return text
+    }
+
+    private func redactQuery(_ query: String) -> String {
+        guard !queryKeys.isEmpty else { return query }
+        return query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let decoded = String(name).removingPercentEncoding ?? String(name)
+            return queryKeys.contains(decoded.lowercased()) ? "\(name)=\(placeholder)" : String(pair)
+        }.joined(separator: "&")
     }
 }

@@ -30,5 +30,13 @@ import Testing
         #expect(!text.contains("pass"))
         #expect(text.contains("page=2"))
         #expect(text.contains("token=***"))
+        #expect(text.contains("Token=***"))
+        #expect(text == "https://***@api.example.com/v1?token=***&page=2&Token=***")
+    }
+
+    @Test func anyPlaceholderIsSafeEvenWithCharactersAURLCannotHold() throws {
+        let url = try #require(URL(string: "https://api.example.com/search?q=a%20b&key=k#top"))
+        let text = Redaction(queryKeys: ["KEY"]).redact(url)
+        #expect(text == "https://api.example.com/search?q=a%20b&key=<redacted>#top")
     }
 }

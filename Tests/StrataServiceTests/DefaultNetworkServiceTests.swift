@@ -1,0 +1,238 @@
+import Foundation
+import StrataConfiguration
+import StrataCore
+import StrataEndpoint
+import StrataService
+import StrataSession
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+private let configuration = NetworkConfiguration(
+    baseURL: URL(string: "https://api.example.com/v1") ?? URL(fileURLWithPath: "/"),
+    headers: ["X-Client": "strata"]
+)
+
+private func run(
+    _ endpoint: any Requestable,
+    with manager: MockNetworkSessionManager,
+    logger: (any NetworkLogger)? = nil
+) async throws -> Result<NetworkResponse, NetworkError> {
+    let service = DefaultNetworkService(configuration: configuration, sessionManager: manager, logger: logger)
+    let recorder = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
+    service.request(endpoint: endpoint, completion: recorder.record)
+    let result = try #require(await recorder.first())
+    try await Task.sleep(for: .milliseconds(20))
+    #expect(recorder.callCount == 1)
+    return result
+}
+
+@Suite struct DefaultNetworkServiceTests {
+    @Test func successDeliversStatusHeadersAndBody() async throws {
+        let manager = MockNetworkSessionManager(responses: [
+            .success(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8))
+        ])
+        let response = try await run(Endpoint<Void>(path: "users"), with: manager).get()
+        #expect(response.statusCode == 200)
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(response.body == Data("{}".utf8))
+        #expect(response.url?.absoluteString == "https://api.example.com/v1/users")
+    }
+
+    @Test func theBuiltRequestReachesTheSessionManagerWithConfigurationAndEndpointSettings() async throws {
+        let manager = MockNetworkSessionManager()
+        _ = try await run(
+            Endpoint<Void>(path: "users", method: .post, headerParameters: ["X-Trace": "1"], bodyParameters: ["a": 1]),
+            with: manager)
+        let request = try #require(manager.requests.first)
+        #expect(request.httpMethod == "POST")
+        #expect(request.value(forHTTPHeaderField: "X-Client") == "strata")
+        #expect(request.value(forHTTPHeaderField: "X-Trace") == "1")
+        #expect(request.httpBody == Data(#"{"a":1}"#.utf8))
+    }
+
+    @Test(arguments: [400, 401, 404, 422, 500, 503])
+    func a4xxOr5xxIsAFailureCarryingStatusHeadersAndBody(status: Int) async throws {
+        let manager = MockNetworkSessionManager(responses: [
+            .success(statusCode: status, headers: ["Retry-After": "5"], body: Data(#"{"error":"x"}"#.utf8))
+        ])
+        let result = try await run(Endpoint<Void>(path: "x"), with: manager)
+        guard case .failure(.unacceptableStatusCode(let response)) = result else {
+            Issue.record("expected unacceptableStatusCode, got \(result)")
+            return
+        }
+        #expect(response.statusCode == status)
+        #expect(response.headers["retry-after"] == "5")
+        #expect(response.body == Data(#"{"error":"x"}"#.utf8))
+    }
+
+    @Test func theEndpointsAcceptableStatusCodesAreUsedAndPassedToTheManager() async throws {
+        let manager = MockNetworkSessionManager(responses: [.success(statusCode: 404)])
+        let result = try await run(Endpoint<Void>(path: "x", acceptableStatusCodes: [200, 404]), with: manager)
+        #expect(try result.get().statusCode == 404)
+        #expect(manager.receivedOptions.first?.acceptableStatusCodes == [200, 404])
+    }
+
+    @Test func theManagersAcceptableStatusCodesApplyWhenTheEndpointNamesNone() async throws {
+        let manager = MockNetworkSessionManager(
+            responses: [.success(statusCode: 304)], acceptableStatusCodes: Set(200..<400))
+        #expect(try await run(Endpoint<Void>(path: "x"), with: manager).get().statusCode == 304)
+        #expect(manager.receivedOptions.first?.acceptableStatusCodes == Set(200..<400))
+    }
+
+    @Test(
+        arguments: [
+            (URLError.Code.notConnectedToInternet, "notConnected"), (.dataNotAllowed, "notConnected"),
+            (.internationalRoamingOff, "notConnected"), (.timedOut, "timedOut"), (.cancelled, "cancelled"),
+            (.cannotConnectToHost, "transport"), (.networkConnectionLost, "transport"), (.cannotFindHost, "transport"),
+        ]
+    )
+    func urlErrorsAreMappedByCode(code: URLError.Code, expected: String) async throws {
+        let manager = MockNetworkSessionManager(responses: [.failure(URLError(code))])
+        let result = try await run(Endpoint<Void>(path: "x"), with: manager)
+        switch result {
+        case .failure(.notConnected): #expect(expected == "notConnected")
+        case .failure(.timedOut): #expect(expected == "timedOut")
+        case .failure(.cancelled): #expect(expected == "cancelled")
+        case .failure(.transport(let error)):
+            #expect(expected == "transport")
+            #expect(error.code == code)
+        default: Issue.record("unexpected \(result)")
+        }
+    }
+
+    @Test func aTransportErrorAfterA2xxIsAFailureNotATruncatedSuccess() async throws {
+        struct CutShort: NetworkSessionManager {
+            func request(
+                _ request: URLRequest, options: SessionRequestOptions, completion: @escaping CompletionHandler
+            )
+                -> any NetworkCancellable
+            {
+                let response = HTTPURLResponse(
+                    url: request.url ?? URL(fileURLWithPath: "/"), statusCode: 200, httpVersion: nil, headerFields: nil)
+                completion(Data("partial".utf8), response, URLError(.networkConnectionLost))
+                return CancellationToken()
+            }
+        }
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: CutShort())
+        let result = await withCheckedContinuation { continuation in
+            service.request(endpoint: Endpoint<Void>(path: "x")) { continuation.resume(returning: $0) }
+        }
+        guard case .failure(.transport(let error)) = result else {
+            Issue.record("expected a transport failure, got \(result)")
+            return
+        }
+        #expect(error.code == .networkConnectionLost)
+    }
+
+    @Test func anIncompleteBodyReportedByTheSessionIsATransportFailure() async throws {
+        let manager = MockNetworkSessionManager(responses: [
+            .failure(SessionError.incompleteBody(expected: 10, received: 4))
+        ])
+        guard case .failure(.transport(let error)) = try await run(Endpoint<Void>(path: "x"), with: manager) else {
+            Issue.record("expected a transport failure")
+            return
+        }
+        #expect(error.code == .networkConnectionLost)
+        #expect(error.localizedDescription.contains("4 of 10"))
+    }
+
+    @Test func otherErrorsAreKeptAsUnderlying() async throws {
+        struct TokenStoreLocked: Error {}
+        let manager = MockNetworkSessionManager(responses: [.failure(TokenStoreLocked())])
+        guard case .failure(.underlying(let error)) = try await run(Endpoint<Void>(path: "x"), with: manager) else {
+            Issue.record("expected an underlying failure")
+            return
+        }
+        #expect(error is TokenStoreLocked)
+    }
+
+    @Test func aBadURLIsATypedErrorAndNothingIsSent() async throws {
+        let manager = MockNetworkSessionManager()
+        let result = try await run(Endpoint<Void>(path: "::not a url", isFullPath: true), with: manager)
+        guard case .failure(.urlGeneration(.invalidURL)) = result else {
+            Issue.record("expected urlGeneration, got \(result)")
+            return
+        }
+        #expect(manager.requests.isEmpty)
+    }
+
+    @Test func anEncodingFailureIsATypedErrorAndNothingIsSent() async throws {
+        struct Bad: Encodable, Sendable { let value = Double.infinity }
+        let manager = MockNetworkSessionManager()
+        let result = try await run(
+            Endpoint<Void>(path: "x", method: .post, bodyParametersEncodable: Bad()), with: manager)
+        guard case .failure(.encoding(let error)) = result else {
+            Issue.record("expected encoding, got \(result)")
+            return
+        }
+        #expect(error.localizedDescription.contains("Bad"))
+        #expect(manager.requests.isEmpty)
+    }
+
+    @Test func cancellingCompletesOnceWithCancelledEvenIfTheManagerNeverAnswers() async throws {
+        let manager = MockNetworkSessionManager(responses: [.pending])
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+        let recorder = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
+        let cancellable = service.request(endpoint: Endpoint<Void>(path: "x"), completion: recorder.record)
+        cancellable.cancel()
+        cancellable.cancel()
+        let result = try #require(await recorder.first())
+        #expect(result.failure?.isCancelled == true)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorder.callCount == 1)
+    }
+
+    @Test func cancelRacingCompletionCompletesExactlyOnce() async throws {
+        let manager = MockNetworkSessionManager(fallback: .success(body: Data("ok".utf8)))
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+        var recorders: [CompletionRecorder<Result<NetworkResponse, NetworkError>>] = []
+        for iteration in 0..<5_000 {
+            let recorder = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
+            let cancellable = service.request(endpoint: Endpoint<Void>(path: "x"), completion: recorder.record)
+            if iteration.isMultiple(of: 2) {
+                DispatchQueue.global().async { cancellable.cancel() }
+            }
+            recorders.append(recorder)
+        }
+        for recorder in recorders {
+            _ = try #require(await recorder.first())
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(recorders.allSatisfy { $0.callCount == 1 })
+    }
+
+    @Test func theAsyncBridgeReturnsTheResponseOrThrowsTheTypedError() async throws {
+        let manager = MockNetworkSessionManager(responses: [
+            .success(statusCode: 200, body: Data("a".utf8)), .success(statusCode: 500),
+        ])
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+        #expect(try await service.request(endpoint: Endpoint<Void>(path: "x")).body == Data("a".utf8))
+        do {
+            _ = try await service.request(endpoint: Endpoint<Void>(path: "x"))
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.statusCode == 500)
+        }
+    }
+
+    @Test func theAsyncBridgeCancelsTheRequestWhenTheTaskIsCancelled() async throws {
+        let manager = MockNetworkSessionManager(responses: [.pending])
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+        let task = Task { try await service.request(endpoint: Endpoint<Void>(path: "x")) }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        let result = await task.result
+        #expect((result.failure as? NetworkError)?.isCancelled == true)
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

@@ -1,0 +1,145 @@
+// Every Swift block of README.md, compiled. `ReadmeTests` checks that each block of the README
+// stands here line for line, so the README cannot show code that does not build.
+
+import Foundation
+import Strata
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+// MARK: - Declarations
+
+struct User: Codable, Sendable {
+    let id: Int
+    let name: String
+}
+
+struct NewUser: Encodable, Sendable {
+    let name: String
+}
+
+enum UserEndpoints {
+    static func search(_ query: String, page: Int) -> Endpoint<[User]> {
+        Endpoint(path: "users", queryParameters: ["q": .string(query), "page": .int(page)])
+    }
+
+    static func create(_ user: NewUser) -> Endpoint<User> {
+        Endpoint(path: "users", method: .post, bodyParametersEncodable: user)
+    }
+
+    static func delete(id: Int) -> Endpoint<Void> {
+        Endpoint(path: "users/\(id)", method: .delete)
+    }
+}
+
+struct APIKeyAdapter: RequestAdapter {
+    let key: String
+
+    func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        var request = request
+        request.setValue(key, forHTTPHeaderField: "X-API-Key")
+        completion(.success(request))
+    }
+}
+
+struct RetryServerErrorsOnce: RequestRetrier {
+    func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
+        let serverError = (failure.statusCode ?? 0) >= 500
+        completion(serverError && failure.attemptCount == 1 ? .retryAfter(0.5) : .doNotRetry)
+    }
+}
+
+struct APIError: Decodable, Error {
+    let code: String
+    let message: String
+}
+
+final class UserRepository: Sendable {
+    private let transfer: any DataTransferService
+
+    init(transfer: any DataTransferService) {
+        self.transfer = transfer
+    }
+
+    func search(_ query: String) async throws(DataTransferError) -> [User] {
+        try await transfer.request(UserEndpoints.search(query, page: 1))
+    }
+}
+
+// MARK: - Statements (compiled, not run: they would talk to api.example.com)
+
+func readmeWalkthrough() async throws {
+    let environments = NetworkEnvironments([
+        .development: .init(baseURL: "http://localhost:8080"),
+        .staging: .init(baseURL: "https://staging.example.com", headers: ["X-Env": "staging"]),
+        .production: .init(baseURL: "https://api.example.com", timeoutInterval: 30),
+    ])
+    // STRATA_ENVIRONMENT=staging selects staging; unset, the default (development).
+    let configuration = try environments.selectedConfiguration()
+
+    let login = Endpoint<Void>(
+        path: "login",
+        method: .post,
+        bodyParameters: ["user": "ann", "remember": true],
+        bodyEncoding: URLEncoding.httpBody
+    )
+    let tagged = Endpoint<[User]>(
+        path: "users",
+        queryParameters: ["tags": ["swift", "linux"]],
+        queryEncoding: URLEncoding(destination: .queryString, arrayEncoding: .commaSeparated)
+    )
+
+    let sessionManager = URLSessionManager(
+        adapters: [APIKeyAdapter(key: "secret")],
+        retriers: [RetryServerErrorsOnce()]
+    )
+
+    let networkService = DefaultNetworkService(
+        configuration: configuration,
+        sessionManager: sessionManager,
+        logger: ConsoleNetworkLogger(redaction: Redaction(extraHeaderNames: ["X-API-Key"]))
+    )
+
+    let transfer = DefaultDataTransferService(
+        networkService: networkService,
+        errorResolver: JSONErrorBodyResolver<APIError>(),
+        completionQueue: .main
+    )
+    let task = transfer.request(with: UserEndpoints.search("ann", page: 1)) { result in
+        switch result {
+        case .success(let users): print("found", users.count)
+        case .failure(let error): print(error.localizedDescription)
+        }
+    }
+    task.cancel()  // completes once with .networkFailure(.cancelled)
+
+    let created = try await transfer.request(UserEndpoints.create(NewUser(name: "Ann")))
+
+    _ = (login, tagged, created)
+}
+
+// MARK: - Run
+
+@Suite struct ReadmeExampleTests {
+    @Test func theTestingSectionRunsAsWritten() async throws {
+        let mock = MockDataTransferService(stubs: [.value([User(id: 1, name: "Ann")])])
+        let repository = UserRepository(transfer: mock)
+        let users = try await repository.search("ann")
+        #expect(users.first?.name == "Ann")
+        #expect(mock.requests.first?.url?.query == "page=1&q=ann")
+    }
+
+    @Test func theEndpointsSectionBuildsTheRequestsItDescribes() throws {
+        let configuration = NetworkConfiguration(baseURL: try #require(URL(string: "https://api.example.com")))
+        #expect(
+            try UserEndpoints.search("ann", page: 2).urlRequest(with: configuration).url?.absoluteString
+                == "https://api.example.com/users?page=2&q=ann")
+        let create = try UserEndpoints.create(NewUser(name: "Ann")).urlRequest(with: configuration)
+        #expect(create.httpMethod == "POST")
+        #expect(create.httpBody == Data(#"{"name":"Ann"}"#.utf8))
+        #expect(try UserEndpoints.delete(id: 9).urlRequest(with: configuration).httpMethod == "DELETE")
+    }
+}

@@ -1,0 +1,337 @@
+import Dispatch
+import Foundation
+import StrataCore
+import StrataEndpoint
+import StrataService
+import StrataTesting
+import StrataTransfer
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+struct User: Codable, Equatable, Sendable {
+    let id: Int
+    let name: String
+}
+
+struct APIError: Decodable, Error, Equatable {
+    let code: String
+    let message: String
+}
+
+func json(
+    _ text: String, status: Int = 200, headers: HTTPHeaders = ["Content-Type": "application/json"]
+) -> NetworkResponse {
+    NetworkResponse(statusCode: status, headers: headers, body: Data(text.utf8))
+}
+
+/// A transfer service over a mock network that answers with `results`, completing on a private queue.
+func makeService(
+    _ results: [Result<NetworkResponse, NetworkError>],
+    resolver: any DataTransferErrorResolver = DefaultDataTransferErrorResolver()
+) -> (DefaultDataTransferService, MockNetworkService) {
+    let network = MockNetworkService(results: results)
+    let queue = DispatchQueue(label: "test.completion")
+    return (
+        DefaultDataTransferService(networkService: network, errorResolver: resolver, completionQueue: queue), network
+    )
+}
+
+@Suite struct DecodingTests {
+    @Test func decodesTheEndpointsResponseType() async throws {
+        let (service, network) = makeService([.success(json(#"{"id": 1, "name": "Ann"}"#))])
+        let user = try await service.request(Endpoint<User>(path: "users/1"))
+        #expect(user == User(id: 1, name: "Ann"))
+        #expect(network.requests.first?.url?.path == "/users/1")
+    }
+
+    @Test func aVoidEndpointSucceedsWithAnyBody() async throws {
+        let (service, _) = makeService([.success(json("ignored")), .success(NetworkResponse(statusCode: 204))])
+        try await service.request(Endpoint<Void>(path: "a", method: .delete))
+        try await service.request(Endpoint<Void>(path: "b", method: .delete))
+    }
+
+    @Test(arguments: [204, 205, 200])
+    func anEmptyBodyDecodesToEmpty(status: Int) async throws {
+        let (service, _) = makeService([.success(NetworkResponse(statusCode: status))])
+        #expect(try await service.request(Endpoint<Empty>(path: "x", method: .head)) == Empty())
+    }
+
+    @Test func anEmptyBodyWhereAValueWasExpectedIsNoResponse() async throws {
+        let (service, _) = makeService([.success(NetworkResponse(statusCode: 200))])
+        do {
+            _ = try await service.request(Endpoint<User>(path: "x"))
+            Issue.record("expected an error")
+        } catch {
+            guard case .noResponse = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
+
+    @Test func rawDataAndStringEndpointsTakeTheBodyAsItIs() async throws {
+        let (service, _) = makeService([
+            .success(json("plain text")), .success(NetworkResponse(statusCode: 200, body: Data([0, 1]))),
+            .success(NetworkResponse(statusCode: 200)),
+        ])
+        #expect(try await service.request(Endpoint<String>(path: "text")) == "plain text")
+        #expect(try await service.request(Endpoint<Data>(path: "bytes")) == Data([0, 1]))
+        #expect(try await service.request(Endpoint<Data>(path: "empty")) == Data())
+    }
+
+    @Test func aBodyThatDoesNotDecodeIsAParsingErrorKeepingTheRawBody() async throws {
+        let (service, _) = makeService([.success(json(#"{"id": "one"}"#))])
+        do {
+            _ = try await service.request(Endpoint<User>(path: "x"))
+            Issue.record("expected an error")
+        } catch {
+            guard case .parsing(let underlying, let body) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(underlying is DecodingError)
+            #expect(body == Data(#"{"id": "one"}"#.utf8))
+        }
+    }
+
+    @Test func requestResponseDeliversTheValueWithStatusAndHeaders() async throws {
+        let (service, _) = makeService([
+            .success(json(#"{"id": 2, "name": "Bo"}"#, status: 201, headers: ["Location": "/users/2"]))
+        ])
+        let response = try await service.requestResponse(Endpoint<User>(path: "users", method: .post))
+        #expect(response.value == User(id: 2, name: "Bo"))
+        #expect(response.statusCode == 201)
+        #expect(response.response.headers["location"] == "/users/2")
+    }
+}
+
+@Suite struct ErrorResolutionTests {
+    @Test func networkErrorsPassThroughTheDefaultResolverUnchanged() async throws {
+        let (service, _) = makeService([.failure(.notConnected)])
+        do {
+            _ = try await service.request(Endpoint<User>(path: "x"))
+            Issue.record("expected an error")
+        } catch {
+            guard case .networkFailure(.notConnected) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
+
+    @Test func aJSONErrorBodyResolverTurnsTheServersErrorIntoADomainError() async throws {
+        let body = json(#"{"code": "taken", "message": "Name is taken"}"#, status: 422)
+        let (service, _) = makeService(
+            [.failure(.unacceptableStatusCode(body))], resolver: JSONErrorBodyResolver<APIError>())
+        do {
+            _ = try await service.request(Endpoint<User>(path: "users", method: .post))
+            Issue.record("expected an error")
+        } catch {
+            guard case .resolvedNetworkFailure(let resolved) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(resolved as? APIError == APIError(code: "taken", message: "Name is taken"))
+        }
+    }
+
+    @Test func aBodyTheResolverCannotReadStaysANetworkFailure() async throws {
+        let body = json("<html>Bad gateway</html>", status: 502)
+        let (service, _) = makeService(
+            [.failure(.unacceptableStatusCode(body))], resolver: JSONErrorBodyResolver<APIError>())
+        do {
+            try await service.request(Endpoint<Void>(path: "x"))
+            Issue.record("expected an error")
+        } catch {
+            guard case .networkFailure(.unacceptableStatusCode(let response)) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(response.statusCode == 502)
+        }
+    }
+
+    @Test func cancellationIsNeverOfferedToTheResolver() async throws {
+        struct Counting: DataTransferErrorResolver {
+            let calls: Locked<Int>
+            func resolve(error: NetworkError) -> any Error {
+                calls.withLock { $0 += 1 }
+                return APIError(code: "x", message: "y")
+            }
+        }
+        let calls = Locked(0)
+        let (service, _) = makeService([.failure(.cancelled)], resolver: Counting(calls: calls))
+        do {
+            _ = try await service.request(Endpoint<User>(path: "x"))
+        } catch {
+            #expect(error.isCancelled)
+        }
+        #expect(calls.value == 0)
+    }
+}
+
+@Suite struct CompletionContractTests {
+    private static let queueKey = DispatchSpecificKey<String>()
+
+    @Test func completionsRunOnTheConfiguredQueueAndDecodingDoesNot() async throws {
+        let completionQueue = DispatchQueue(label: "strata.test.completion")
+        completionQueue.setSpecific(key: Self.queueKey, value: "completion")
+        struct RecordingDecoder: ResponseDecoder {
+            let decodedOnCompletionQueue: Locked<Bool?>
+            func decode<T: Decodable>(_ data: Data, as type: T.Type) throws -> T {
+                decodedOnCompletionQueue.withLock {
+                    $0 = DispatchQueue.getSpecific(key: CompletionContractTests.queueKey) != nil
+                }
+                return try JSONDecoder().decode(type, from: data)
+            }
+        }
+        let decodedOnCompletionQueue = Locked<Bool?>(nil)
+        let service = DefaultDataTransferService(
+            networkService: MockNetworkService(results: [.success(json(#"{"id": 1, "name": "A"}"#))]),
+            completionQueue: completionQueue
+        )
+        let recorder = CompletionRecorder<Bool>()
+        service.request(
+            with: Endpoint<User>(
+                path: "x", responseDecoder: RecordingDecoder(decodedOnCompletionQueue: decodedOnCompletionQueue))
+        ) {
+            (_: Result<User, DataTransferError>) in
+            recorder.record(DispatchQueue.getSpecific(key: Self.queueKey) == "completion")
+        }
+        #expect(await recorder.first() == true)
+        #expect(decodedOnCompletionQueue.value == false)
+    }
+
+    @Test func failuresAndCancellationsAlsoRunOnTheConfiguredQueue() async throws {
+        let completionQueue = DispatchQueue(label: "strata.test.completion")
+        completionQueue.setSpecific(key: Self.queueKey, value: "completion")
+        let service = DefaultDataTransferService(
+            networkService: MockNetworkService(
+                results: [.failure(.timedOut), .success(json("{}"))], completionQueue: nil),
+            completionQueue: completionQueue
+        )
+        let failed = CompletionRecorder<Bool>()
+        service.request(with: Endpoint<Void>(path: "x")) { _ in
+            failed.record(DispatchQueue.getSpecific(key: Self.queueKey) != nil)
+        }
+        #expect(await failed.first() == true)
+        let cancelled = CompletionRecorder<Bool>()
+        let pending = DefaultDataTransferService(networkService: MockNetworkService(), completionQueue: completionQueue)
+        let cancellable = pending.request(with: Endpoint<Void>(path: "x")) { result in
+            cancelled.record(DispatchQueue.getSpecific(key: Self.queueKey) != nil && (try? result.get()) == nil)
+        }
+        cancellable.cancel()
+        #expect(await cancelled.first() == true)
+    }
+
+    @Test func cancelBeforeTheNetworkAnswersCompletesOnceWithCancelled() async throws {
+        let network = MockNetworkService(results: [], completionQueue: .global())
+        let service = DefaultDataTransferService(networkService: network, completionQueue: .global())
+        let recorder = CompletionRecorder<Result<User, DataTransferError>>()
+        let cancellable = service.request(with: Endpoint<User>(path: "x"), completion: recorder.record)
+        cancellable.cancel()
+        let result = try #require(await recorder.first())
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error.isCancelled)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorder.callCount == 1)
+    }
+
+    @Test func thousandsOfCancelsRacingCompletionsEachCompleteExactlyOnce() async throws {
+        let network = MockNetworkService(fallback: .success(json(#"{"id": 1, "name": "A"}"#)))
+        let service = DefaultDataTransferService(
+            networkService: network, completionQueue: DispatchQueue(label: "race", attributes: .concurrent))
+        var recorders: [CompletionRecorder<Result<User, DataTransferError>>] = []
+        for iteration in 0..<5_000 {
+            let recorder = CompletionRecorder<Result<User, DataTransferError>>()
+            let cancellable = service.request(with: Endpoint<User>(path: "x"), completion: recorder.record)
+            if !iteration.isMultiple(of: 3) {
+                DispatchQueue.global().async { cancellable.cancel() }
+            }
+            recorders.append(recorder)
+        }
+        var succeeded = 0
+        var cancelled = 0
+        for recorder in recorders {
+            switch try #require(await recorder.first()) {
+            case .success: succeeded += 1
+            case .failure(let error):
+                #expect(error.isCancelled)
+                cancelled += 1
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(recorders.allSatisfy { $0.callCount == 1 })
+        #expect(succeeded + cancelled == 5_000)
+        #expect(succeeded >= 1_667)
+    }
+}
+
+@Suite struct AsyncBridgeTests {
+    @Test func asyncCallsDoNotGoThroughTheCompletionQueue() async throws {
+        // A suspended completion queue never runs anything: the async API must return regardless,
+        // as it must on Linux when the completion queue is a main queue nobody drains.
+        let suspended = DispatchQueue(label: "strata.test.suspended")
+        suspended.suspend()
+        defer { suspended.resume() }
+        let results: [Result<NetworkResponse, NetworkError>] = [
+            .success(json(#"{"id": 3, "name": "C"}"#)), .success(json("{}")),
+            .success(json(#"{"id": 4, "name": "D"}"#)),
+        ]
+        // Called through the existential, as a repository holds it.
+        let service: any DataTransferService = DefaultDataTransferService(
+            networkService: MockNetworkService(results: results),
+            completionQueue: suspended
+        )
+        #expect(try await service.request(Endpoint<User>(path: "x")).id == 3)
+        try await service.request(Endpoint<Void>(path: "y"))
+        #expect(try await service.requestResponse(Endpoint<User>(path: "z")).value.id == 4)
+    }
+
+    @Test func throwsTheTypedError() async {
+        let (service, _) = makeService([.failure(.timedOut)])
+        do {
+            try await service.request(Endpoint<Void>(path: "x"))
+            Issue.record("expected an error")
+        } catch {
+            guard case .networkFailure(.timedOut) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
+
+    @Test func cancellingTheSwiftTaskCancelsTheRequest() async throws {
+        // A network service that never answers on its own: only cancellation can end the request.
+        struct Silent: NetworkService {
+            let cancelled: Locked<Bool>
+            func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+                let token = CancellationToken()
+                token.onCancel { cancelled.withLock { $0 = true } }
+                return token
+            }
+        }
+        let cancelled = Locked(false)
+        let service = DefaultDataTransferService(
+            networkService: Silent(cancelled: cancelled), completionQueue: .global())
+        let task = Task { try await service.request(Endpoint<User>(path: "slow")) }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        let result = await task.result
+        #expect((result.failure as? DataTransferError)?.isCancelled == true)
+        #expect(cancelled.value)
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
