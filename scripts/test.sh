@@ -13,3 +13,6 @@ swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-che
 
 step "Unit tests"
 swift test -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
+
+step "Unit tests under ThreadSanitizer (the cancellation races among them)"
+swift test --sanitize=thread --scratch-path .build-tsan

@@ -17,8 +17,9 @@ public protocol NetworkConfigurable: Sendable {
 /// The standard ``NetworkConfigurable``: a value holding each setting.
 ///
 /// ```swift
+/// guard let baseURL = URL(string: "https://api.example.com/v1") else { return }
 /// let configuration = NetworkConfiguration(
-///     baseURL: URL(string: "https://api.example.com/v1")!,
+///     baseURL: baseURL,
 ///     headers: ["Accept": "application/json"],
 ///     queryParameters: ["locale": "en"]
 /// )

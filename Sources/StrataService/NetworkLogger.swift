@@ -88,9 +88,11 @@ public struct ConsoleNetworkLogger: NetworkLogger {
     }
 
     private func bodyLine(_ body: Data) -> String {
-        guard logsBodies, let text = String(data: body.prefix(maximumBodyLength), encoding: .utf8) else {
+        guard logsBodies, let text = String(data: body, encoding: .utf8) else {
             return "  <body: \(body.count) bytes>"
         }
-        return body.count > maximumBodyLength ? "  \(text)… (\(body.count) bytes)" : "  \(text)"
+        guard body.count > maximumBodyLength else { return "  \(text)" }
+        // Cut at a byte count; a character split by the cut is shown as U+FFFD.
+        return "  \(String(decoding: text.utf8.prefix(maximumBodyLength), as: UTF8.self))… (\(body.count) bytes)"
     }
 }

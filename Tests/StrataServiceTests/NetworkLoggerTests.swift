@@ -69,6 +69,9 @@ import Testing
             result: .success(NetworkResponse(statusCode: 200, body: Data("hello world".utf8))), for: request,
             duration: .zero)
         #expect(lines.value.last?.contains("hello wo… (11 bytes)") == true)
+        verbose.log(
+            result: .success(NetworkResponse(statusCode: 200, body: Data("ééééé".utf8))), for: request, duration: .zero)
+        #expect(lines.value.last?.contains("éééé… (10 bytes)") == true)
     }
 
     @Test func aRequestWithoutAURLIsLoggedWithoutCrashing() {
