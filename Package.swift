@@ -30,34 +30,6 @@ let layers: [(name: String, dependencies: [String])] = [
     ),
 ]
 
-/// Test targets: one per module, each with the modules it imports.
-let testTargets: [(name: String, dependencies: [String])] = [
-    ("StrataCoreTests", ["StrataCore"]),
-    ("StrataConfigurationTests", ["StrataCore", "StrataConfiguration"]),
-    ("StrataEncodingTests", ["StrataCore", "StrataEncoding"]),
-    ("StrataEndpointTests", ["StrataCore", "StrataConfiguration", "StrataEncoding", "StrataEndpoint"]),
-    ("StrataSessionTests", ["StrataCore", "StrataSession", "StrataTesting"]),
-    (
-        "StrataServiceTests",
-        ["StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession", "StrataService", "StrataTesting"]
-    ),
-    (
-        "StrataTransferTests",
-        [
-            "StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession", "StrataService",
-            "StrataTransfer", "StrataTesting",
-        ]
-    ),
-    (
-        "StrataTestingTests",
-        [
-            "StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession", "StrataService",
-            "StrataTransfer", "StrataTesting",
-        ]
-    ),
-    ("StrataTests", ["Strata", "StrataTesting"]),
-]
-
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
@@ -70,10 +42,13 @@ let package = Package(
             swiftSettings: settings
         )
     }
-        + testTargets.map { test in
+        + layers.map { layer in
+            // One test target per module: the module, what it builds on, and the mocks.
             .testTarget(
-                name: test.name,
-                dependencies: test.dependencies.map { .target(name: $0) },
+                name: "\(layer.name)Tests",
+                dependencies: Set([layer.name, "StrataTesting"] + layer.dependencies).sorted().map {
+                    .target(name: $0)
+                },
                 swiftSettings: settings
             )
         },
