@@ -140,6 +140,30 @@ private func run(
         #expect(error.localizedDescription.contains("4 of 10"))
     }
 
+    @Test func aResponseThatIsNotHTTPIsInvalidResponse() async throws {
+        struct FileLike: NetworkSessionManager {
+            func request(
+                _ request: URLRequest, options: SessionRequestOptions, completion: @escaping CompletionHandler
+            )
+                -> any NetworkCancellable
+            {
+                let url = request.url ?? URL(fileURLWithPath: "/")
+                completion(
+                    Data("x".utf8),
+                    URLResponse(url: url, mimeType: nil, expectedContentLength: 1, textEncodingName: nil), nil)
+                return CancellationToken()
+            }
+        }
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: FileLike())
+        let result = await withCheckedContinuation { continuation in
+            service.request(endpoint: Endpoint<Void>(path: "x")) { continuation.resume(returning: $0) }
+        }
+        guard case .failure(.invalidResponse) = result else {
+            Issue.record("expected invalidResponse, got \(result)")
+            return
+        }
+    }
+
     @Test func otherErrorsAreKeptAsUnderlying() async throws {
         struct TokenStoreLocked: Error {}
         let manager = MockNetworkSessionManager(responses: [.failure(TokenStoreLocked())])
