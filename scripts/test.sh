@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s ==\n' "$*"; }
 
 step "Format (swift format lint --strict)"
-swift format lint --strict --recursive --parallel Package.swift Sources Tests
+swift format lint --strict --recursive --parallel Package.swift Sources Tests IntegrationTests/Package.swift \
+    IntegrationTests/Sources IntegrationTests/Tests
 
 step "Build with warnings as errors and explicit target dependency import check"
 swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
@@ -16,3 +17,10 @@ swift test -Xswiftc -warnings-as-errors --explicit-target-dependency-import-chec
 
 step "Unit tests under ThreadSanitizer (the cancellation races among them)"
 swift test --sanitize=thread --scratch-path .build-tsan
+
+step "Integration tests against the loopback server"
+swift test --package-path IntegrationTests
+
+step "Integration load and cancellation tests under ThreadSanitizer"
+swift test --package-path IntegrationTests --sanitize=thread --scratch-path IntegrationTests/.build-tsan \
+    --filter 'LoadTests|cancelling|LinuxDefectTests'

@@ -49,7 +49,9 @@ final class RequestExecution: Sendable {
             defer { state.task = nil }
             return state.task
         }
-        task?.cancel()
+        if let task {
+            core.delegate.cancel(task, in: core.session)
+        }
     }
 
     private func attempt() {
@@ -81,10 +83,17 @@ final class RequestExecution: Sendable {
         adapter.adapt(request) { step.complete($0) }
     }
 
-    private func send(_ request: URLRequest) {
-        let task = core.session.dataTask(with: request)
+    private func send(_ adapted: URLRequest) {
+        var request = adapted
+        #if canImport(FoundationNetworking)
+            // FoundationNetworking truncates a request's timeout to whole seconds, so a timeout
+            // under one second would become none at all: round up instead.
+            request.timeoutInterval = max(1, request.timeoutInterval.rounded(.up))
+        #endif
+        let sent = request
+        let task = core.session.dataTask(with: sent)
         core.delegate.register(task) { [self] data, response, error in
-            handle(request: request, outcome: (data, response, error))
+            handle(request: sent, outcome: (data, response, error))
         }
         // The task becomes visible to cancellation only once resumed, so it is never cancelled
         // before it started (which would leave it neither running nor completed).
@@ -95,7 +104,7 @@ final class RequestExecution: Sendable {
             return token.isCancelled
         }
         if cancelled {
-            task.cancel()
+            core.delegate.cancel(task, in: core.session)
         }
     }
 

@@ -35,6 +35,24 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         records.withLock { $0[task.taskIdentifier] = Record(handler: handler) }
     }
 
+    /// Cancels `task`, unless its completion was already delivered.
+    ///
+    /// On Linux, `URLSessionTask.cancel()` races the task's completion: it queues a block that
+    /// reports the cancellation, while completion runs `didCompleteWithError` on the delegate queue
+    /// and then removes the task from the session's registry; a report that comes after the removal
+    /// traps ("task that is not in the registry"). Cancelling from the delegate queue, and holding it
+    /// until the task's queue has run the queued report (reading `priority` waits for that queue),
+    /// keeps the completion, and so the removal, behind the report.
+    func cancel(_ task: URLSessionTask, in session: URLSession) {
+        session.delegateQueue.addOperation { [self] in
+            guard records.withLock({ $0[task.taskIdentifier] != nil }) else { return }
+            task.cancel()
+            #if canImport(FoundationNetworking)
+                _ = task.priority
+            #endif
+        }
+    }
+
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
         guard let record = records.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
@@ -74,8 +92,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             records.withLock { $0[task.taskIdentifier]?.challengedResponse = response }
             completionHandler(.cancelAuthenticationChallenge, nil)
             DispatchQueue.global().asyncAfter(deadline: .now() + challengeTimeout) { [weak self] in
-                task.cancel()
-                self?.finish(task, error: URLError(.cancelled))
+                self?.cancel(task, in: session)
             }
         #else
             completionHandler(.performDefaultHandling, nil)

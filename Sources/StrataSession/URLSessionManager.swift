@@ -82,6 +82,12 @@ final class SessionCore: Sendable {
         delegateQueue.name = "Strata.URLSessionManager.delegate"
         delegateQueue.maxConcurrentOperationCount = 1
         delegate = SessionDelegate(challengeTimeout: challengeTimeout)
+        #if canImport(FoundationNetworking)
+            // URLCache never stores on Linux, and with one a task's protocol is created after an
+            // asynchronous cache lookup, which lets a cancellation race the task's start.
+            let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+            configuration.urlCache = nil
+        #endif
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
         self.adapters = adapters
         self.retriers = retriers

@@ -1,0 +1,46 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Integration tests: a real HTTP/1.1 server on loopback (SwiftNIO) and the suites that run every
+// Strata layer through it. Its own package, so the framework itself keeps no dependencies.
+
+let settings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "StrataIntegrationTests",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "StrataTestServer", targets: ["StrataTestServer"])
+    ],
+    dependencies: [
+        .package(name: "Strata", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+    ],
+    targets: [
+        .target(
+            name: "StrataTestServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+            ],
+            swiftSettings: settings
+        ),
+        .testTarget(
+            name: "StrataIntegrationTests",
+            dependencies: [
+                "StrataTestServer",
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataTesting", package: "Strata"),
+            ],
+            swiftSettings: settings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

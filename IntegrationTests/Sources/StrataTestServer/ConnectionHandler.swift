@@ -1,0 +1,127 @@
+import NIOCore
+import NIOHTTP1
+
+/// Reads HTTP/1.1 requests with NIO's decoder and writes replies as raw bytes, so that faults can
+/// break the protocol on purpose. One request is answered at a time, in order.
+final class ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = ByteBuffer
+
+    private let router: Router
+    private let addresses: ServerAddresses
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+
+    init(router: Router, addresses: ServerAddresses) {
+        self.router = router
+        self.addresses = addresses
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+        case .body(var buffer):
+            body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let request = TestRequest(
+                method: head.method.rawValue,
+                uri: head.uri,
+                headers: head.headers.map { ($0.name, $0.value) },
+                body: body,
+                server: addresses
+            )
+            body = []
+            let reply = router.reply(to: request)
+            ReplyWriter(channel: context.channel, isHead: head.method == .HEAD, keepAlive: head.isKeepAlive)
+                .write(reply)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+/// Writes one reply to a channel; every step goes through the channel, so it may run later from
+/// a scheduled task.
+struct ReplyWriter: Sendable {
+    let channel: any Channel
+    let isHead: Bool
+    let keepAlive: Bool
+
+    func write(_ reply: TestReply) {
+        switch reply {
+        case .response(let status, let headers, let body):
+            var fields = headers
+            let setsLength = headers.contains { ["content-length", "transfer-encoding"].contains($0.0.lowercased()) }
+            if !setsLength { fields.append(("Content-Length", String(body.count))) }
+            var buffer = head(status: status, headers: fields)
+            if !isHead { buffer.writeBytes(body) }
+            channel.writeAndFlush(buffer).whenComplete { _ in finish() }
+        case .stream(let status, let headers, let size, let chunkSize, let interval, let chunked):
+            let framing = chunked ? ("Transfer-Encoding", "chunked") : ("Content-Length", String(size))
+            channel.writeAndFlush(head(status: status, headers: headers + [framing])).whenComplete { _ in
+                guard !isHead else { return finish() }
+                streamBody(from: 0, size: size, chunkSize: max(1, chunkSize), interval: interval, chunked: chunked)
+            }
+        case .delayed(let delay, let reply):
+            channel.eventLoop.scheduleTask(in: delay) { write(reply) }
+        case .raw(let bytes, let thenClose):
+            channel.writeAndFlush(channel.allocator.buffer(bytes: bytes)).whenComplete { _ in
+                if thenClose { channel.close(promise: nil) }
+            }
+        case .close:
+            channel.close(promise: nil)
+        case .never:
+            break
+        }
+    }
+
+    private func streamBody(from offset: Int, size: Int, chunkSize: Int, interval: TimeAmount, chunked: Bool) {
+        guard channel.isActive else { return }
+        guard offset < size else {
+            if chunked {
+                channel.writeAndFlush(channel.allocator.buffer(string: "0\r\n\r\n")).whenComplete { _ in finish() }
+            } else {
+                finish()
+            }
+            return
+        }
+        let count = min(chunkSize, size - offset)
+        var buffer = channel.allocator.buffer(capacity: count + 16)
+        if chunked { buffer.writeString(String(count, radix: 16) + "\r\n") }
+        TestReply.appendGeneratedBytes(offset: offset, count: count) { buffer.writeBytes($0) }
+        if chunked { buffer.writeString("\r\n") }
+        channel.writeAndFlush(buffer).whenComplete { result in
+            guard case .success = result else { return }
+            if interval > .zero {
+                channel.eventLoop.scheduleTask(in: interval) {
+                    streamBody(
+                        from: offset + count, size: size, chunkSize: chunkSize, interval: interval, chunked: chunked)
+                }
+            } else {
+                streamBody(from: offset + count, size: size, chunkSize: chunkSize, interval: interval, chunked: chunked)
+            }
+        }
+    }
+
+    private func head(status: Int, headers: [(String, String)]) -> ByteBuffer {
+        var buffer = channel.allocator.buffer(capacity: 256)
+        let reason = HTTPResponseStatus(statusCode: status).reasonPhrase
+        buffer.writeString("HTTP/1.1 \(status) \(reason)\r\n")
+        for (name, value) in headers {
+            buffer.writeString("\(name): \(value)\r\n")
+        }
+        if !keepAlive { buffer.writeString("Connection: close\r\n") }
+        buffer.writeString("\r\n")
+        return buffer
+    }
+
+    private func finish() {
+        if !keepAlive { channel.close(promise: nil) }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Finds the handler for a request. Patterns are paths whose `{name}` segments capture a value;
+/// a route added later wins over an earlier one with the same pattern, so callers can override.
+public final class Router: Sendable {
+    /// Answers a request.
+    public typealias Handler = @Sendable (TestRequest) -> TestReply
+
+    private struct Route: Sendable {
+        let method: String?
+        let segments: [Substring]
+        let handler: Handler
+    }
+
+    private let routes = NIOLockedValueBox<[Route]>([])
+
+    /// Creates an empty router.
+    public init() {}
+
+    /// Adds a route for `method` (`nil` for any) and `pattern`, such as `/status/{code}`.
+    public func add(_ method: String?, _ pattern: String, _ handler: @escaping Handler) {
+        let route = Route(method: method?.uppercased(), segments: Self.segments(pattern), handler: handler)
+        routes.withLockedValue { $0.append(route) }
+    }
+
+    /// The reply for `request`: the last matching route's, or a `404`.
+    func reply(to request: TestRequest) -> TestReply {
+        let path = Self.segments(request.path)
+        for route in routes.withLockedValue({ $0 }).reversed() {
+            guard route.method == nil || route.method == request.method.uppercased(),
+                let parameters = Self.match(route.segments, path)
+            else { continue }
+            var request = request
+            request.parameters = parameters
+            return route.handler(request)
+        }
+        return .json(#"{"error": "no route for \#(request.method) \#(request.path)"}"#, status: 404)
+    }
+
+    private static func segments(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+
+    private static func match(_ pattern: [Substring], _ path: [Substring]) -> [String: String]? {
+        guard pattern.count == path.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (expected, actual) in zip(pattern, path) {
+            if expected.hasPrefix("{"), expected.hasSuffix("}") {
+                parameters[String(expected.dropFirst().dropLast())] = String(actual)
+            } else if expected != actual {
+                return nil
+            }
+        }
+        return parameters
+    }
+}

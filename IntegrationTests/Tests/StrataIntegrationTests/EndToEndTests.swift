@@ -1,0 +1,180 @@
+import Foundation
+import Strata
+import StrataTestServer
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+struct Note: Codable, Equatable, Sendable {
+    let title: String
+    let tags: [String]
+}
+
+@Suite struct EndToEndTests {
+    @Test(arguments: [HTTPMethod.get, .delete])
+    func queryParametersReachTheServerAsSent(method: HTTPMethod) async throws {
+        try await Harness.with { (harness) async throws in
+            let endpoint = Endpoint<EchoReply>(
+                path: "echo",
+                method: method,
+                queryParameters: ["q": "a+b&c=d", "page": 2, "tags": ["x", "y"], "flag": true]
+            )
+            let echo = try await harness.transfer.request(endpoint)
+            #expect(echo.method == method.rawValue)
+            #expect(
+                echo.query == [["flag", "1"], ["page", "2"], ["q", "a+b&c=d"], ["tags[]", "x"], ["tags[]", "y"]])
+        }
+    }
+
+    @Test(arguments: [HTTPMethod.post, .put, .patch])
+    func jsonBodiesReachTheServerAsSent(method: HTTPMethod) async throws {
+        try await Harness.with { (harness) async throws in
+            let endpoint = Endpoint<EchoReply>(
+                path: "echo", method: method, bodyParametersEncodable: Note(title: "Ünïcode ✓", tags: ["a"]))
+            let echo = try await harness.transfer.request(endpoint)
+            #expect(echo.method == method.rawValue)
+            #expect(echo.headers["content-type"] == "application/json")
+            #expect(
+                try JSONDecoder().decode(Note.self, from: Data(echo.body.utf8)) == Note(title: "Ünïcode ✓", tags: ["a"])
+            )
+        }
+    }
+
+    @Test func formBodiesReachTheServerAsSent() async throws {
+        try await Harness.with { (harness) async throws in
+            let endpoint = Endpoint<EchoReply>(
+                path: "echo",
+                method: .post,
+                bodyParameters: ["name": "Ann Lee", "note": "1+1=2 & more"],
+                bodyEncoding: URLEncoding.httpBody
+            )
+            let echo = try await harness.transfer.request(endpoint)
+            #expect(echo.headers["content-type"] == "application/x-www-form-urlencoded; charset=utf-8")
+            #expect(echo.body == "name=Ann%20Lee&note=1%2B1%3D2%20%26%20more")
+            var components = URLComponents()
+            components.percentEncodedQuery = echo.body
+            #expect(components.queryItems?.map { $0.value ?? "" } == ["Ann Lee", "1+1=2 & more"])
+        }
+    }
+
+    @Test func headRequestsSucceedWithoutABody() async throws {
+        try await Harness.with { (harness) async throws in
+            let response = try await harness.transfer.requestResponse(Endpoint<Empty>(path: "echo", method: .head))
+            #expect(response.statusCode == 200)
+            #expect(response.response.body.isEmpty)
+        }
+    }
+
+    @Test func configurationAndEndpointHeadersArriveWithTheEndpointWinning() async throws {
+        try await Harness.with(headers: ["X-Client": "strata", "X-Override": "config"]) { (harness) async throws in
+            let echo = try await harness.transfer.request(
+                Endpoint<EchoReply>(path: "echo", headerParameters: ["x-override": "endpoint"]))
+            #expect(echo.headers["x-client"] == "strata")
+            #expect(echo.headers["x-override"] == "endpoint")
+        }
+    }
+
+    @Test func anUnacceptableStatusFailsWithTheServersBody() async throws {
+        try await Harness.with { (harness) async throws in
+            let error = await failure { () async throws(DataTransferError) in
+                try await harness.transfer.request(Endpoint<Void>(path: "status/404"))
+            }
+            guard case .networkFailure(.unacceptableStatusCode(let response)) = error else {
+                Issue.record("unexpected \(String(describing: error))")
+                return
+            }
+            #expect(response.statusCode == 404)
+            #expect(response.bodyText == #"{"status": 404}"#)
+            let accepted = try await harness.transfer.requestResponse(
+                Endpoint<ServerStatus>(path: "status/404", acceptableStatusCodes: [404]))
+            #expect(accepted.value == ServerStatus(status: 404))
+        }
+    }
+
+    @Test func errorBodiesReachTheErrorResolver() async throws {
+        try await Harness.with(errorResolver: JSONErrorBodyResolver<ServerStatus>()) { (harness) async throws in
+            let error = await failure { () async throws(DataTransferError) in
+                try await harness.transfer.request(Endpoint<Void>(path: "status/503"))
+            }
+            guard case .resolvedNetworkFailure(let resolved) = error else {
+                Issue.record("unexpected \(String(describing: error))")
+                return
+            }
+            #expect(resolved as? ServerStatus == ServerStatus(status: 503))
+        }
+    }
+
+    @Test(arguments: [204, 205])
+    func emptyBodiesSucceedAsVoidAndEmpty(status: Int) async throws {
+        try await Harness.with { (harness) async throws in
+            try await harness.transfer.request(Endpoint<Void>(path: "status/\(status)"))
+            #expect(try await harness.transfer.request(Endpoint<Empty>(path: "status/\(status)")) == Empty())
+        }
+    }
+
+    @Test func gzipBodiesAreDecoded() async throws {
+        struct Gzipped: Decodable { let gzipped: Bool }
+        try await Harness.with { (harness) async throws in
+            #expect(try await harness.transfer.request(Endpoint<Gzipped>(path: "gzip")).gzipped)
+        }
+    }
+
+    @Test func aLargeStreamedBodyArrivesWholeAndIntact() async throws {
+        try await Harness.with { (harness) async throws in
+            let size = 8 * 1_048_576
+            let expected = Data(TestReply.generatedBody(size: size))
+            for chunked in ["0", "1"] {
+                let body = try await harness.transfer.request(
+                    Endpoint<Data>(path: "stream-bytes/\(size)", queryParameters: ["chunked": .string(chunked)])
+                )
+                #expect(body.count == size)
+                #expect(body == expected)
+            }
+        }
+    }
+
+    @Test func cancellingMidTransferCompletesOnceWithCancelled() async throws {
+        try await Harness.with { (harness) async throws in
+            let recorder = CompletionRecorder<Result<Data, DataTransferError>>()
+            let started = ContinuousClock.now
+            let cancellable = harness.transfer.request(
+                with: Endpoint<Data>(path: "drip", queryParameters: ["size": 2_000, "chunks": 20, "interval": 100]),
+                completion: recorder.record
+            )
+            try await Task.sleep(for: .milliseconds(400))
+            cancellable.cancel()
+            let result = try #require(await recorder.first(timeout: 5))
+            #expect(ContinuousClock.now - started < .seconds(1))
+            guard case .failure(let error) = result, error.isCancelled else {
+                Issue.record("expected cancellation, got \(result)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(2_000))
+            #expect(recorder.callCount == 1)
+        }
+    }
+
+    @Test func aSlowServerTimesOutWithTimedOut() async throws {
+        try await Harness.with { (harness) async throws in
+            let outcome = await timed(
+                Endpoint<Void>(path: "delay/5000", timeoutInterval: 0.5), through: harness.network)
+            guard case .failure(.timedOut) = outcome.result else {
+                Issue.record("expected timedOut, got \(outcome.result)")
+                return
+            }
+            // Linux's URLSession has whole-second timeouts; Strata rounds 0.5 s up to 1 s.
+            #expect(outcome.elapsed < .seconds(3))
+            #expect(outcome.calls == 1)
+        }
+    }
+
+    @Test func aSameOriginRedirectIsFollowed() async throws {
+        try await Harness.with { (harness) async throws in
+            let echo = try await harness.transfer.request(Endpoint<EchoReply>(path: "redirect-chain/3"))
+            #expect(echo.path == "/redirect-chain/0")
+        }
+    }
+}

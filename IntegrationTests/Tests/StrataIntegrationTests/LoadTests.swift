@@ -1,0 +1,127 @@
+import Foundation
+import Strata
+import StrataTestServer
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Load, races and memory through real sockets. Each test stops by itself: request counts are
+/// fixed and every wait has a timeout.
+@Suite(.serialized) struct LoadTests {
+    @Test func aThousandRequestsInFlightAllCompleteExactlyOnceWithTheirOwnBody() async throws {
+        try await Harness.with(timeout: 60) { (harness) async throws in
+            let count = 1_000
+            let recorders = (0..<count).map { _ in CompletionRecorder<Result<EchoReply, DataTransferError>>() }
+            let started = ContinuousClock.now
+            for (index, recorder) in recorders.enumerated() {
+                harness.transfer.request(
+                    with: Endpoint<EchoReply>(path: "echo", queryParameters: ["i": .int(index)]),
+                    completion: recorder.record)
+            }
+            var mismatches = 0
+            for (index, recorder) in recorders.enumerated() {
+                let echo = try #require(await recorder.first(timeout: 60)).get()
+                if echo.queryValue("i") != String(index) { mismatches += 1 }
+            }
+            let elapsed = ContinuousClock.now - started
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(mismatches == 0)
+            #expect(recorders.allSatisfy { $0.callCount == 1 })
+            print("load: \(count) concurrent requests completed in \(elapsed)")
+        }
+    }
+
+    @Test func cancelsRacingRealResponsesEachCompleteExactlyOnce() async throws {
+        try await Harness.with(timeout: 60) { (harness) async throws in
+            let recorders = (0..<600).map { _ in CompletionRecorder<Result<EchoReply, DataTransferError>>() }
+            for (index, recorder) in recorders.enumerated() {
+                let endpoint = Endpoint<EchoReply>(path: "delay/\(index % 20)")
+                let cancellable = harness.transfer.request(with: endpoint, completion: recorder.record)
+                if index.isMultiple(of: 2) {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(index % 25)) {
+                        cancellable.cancel()
+                    }
+                }
+            }
+            var succeeded = 0
+            for recorder in recorders {
+                switch try #require(await recorder.first(timeout: 60)) {
+                case .success: succeeded += 1
+                case .failure(let error): #expect(error.isCancelled, "\(error)")
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(recorders.allSatisfy { $0.callCount == 1 })
+            #expect(succeeded >= 300)
+        }
+    }
+
+    @Test func nothingARequestCapturesOutlivesIt() async throws {
+        final class Sentinel: Sendable {}
+        try await Harness.with { (harness) async throws in
+            var sentinels: [WeakBox] = []
+            var recorders: [CompletionRecorder<Bool>] = []
+            for index in 0..<300 {
+                let sentinel = Sentinel()
+                sentinels.append(WeakBox(sentinel))
+                let recorder = CompletionRecorder<Bool>()
+                recorders.append(recorder)
+                let endpoint = Endpoint<EchoReply>(path: index.isMultiple(of: 3) ? "status/500" : "echo")
+                let cancellable = harness.transfer.request(with: endpoint) { result in
+                    withExtendedLifetime(sentinel) { recorder.record((try? result.get()) != nil) }
+                }
+                if index.isMultiple(of: 5) { cancellable.cancel() }
+            }
+            for recorder in recorders {
+                _ = try #require(await recorder.first(timeout: 30))
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(sentinels.filter { $0.value != nil }.count == 0)
+        }
+    }
+
+    @Test func residentMemoryDoesNotGrowOverALongRun() async throws {
+        guard residentMemory() != nil else { return }  // measured where /proc exists (Linux)
+        try await Harness.with(timeout: 60) { (harness) async throws in
+            func round(_ count: Int) async throws {
+                let recorders = (0..<count).map { _ in CompletionRecorder<Result<EchoReply, DataTransferError>>() }
+                for (index, recorder) in recorders.enumerated() {
+                    let cancellable = harness.transfer.request(
+                        with: Endpoint<EchoReply>(path: "echo"), completion: recorder.record)
+                    if index.isMultiple(of: 10) { cancellable.cancel() }
+                }
+                for recorder in recorders {
+                    _ = try #require(await recorder.first(timeout: 60))
+                }
+            }
+            try await round(2_000)  // warm-up: connection pools, caches, allocator arenas
+            let baseline = try #require(residentMemory())
+            var samples: [Int] = []
+            for _ in 0..<5 {
+                try await round(2_000)
+                samples.append(try #require(residentMemory()))
+            }
+            let growth = (samples.last ?? baseline) - baseline
+            print("memory: baseline \(baseline / 1024) KiB, after each 2,000 requests \(samples.map { $0 / 1024 }) KiB")
+            #expect(growth < 16 * 1_048_576, "resident memory grew by \(growth / 1024) KiB over 10,000 requests")
+        }
+    }
+}
+
+/// A weak reference, to see whether an object was released.
+struct WeakBox: @unchecked Sendable {  // Sendable: written once at creation; weak loads are atomic.
+    weak var value: AnyObject?
+    init(_ value: AnyObject) { self.value = value }
+}
+
+/// The process's resident set size in bytes, from /proc/self/status; `nil` where there is none.
+func residentMemory() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+    else { return nil }
+    return kilobytes * 1024
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Strata
+import StrataTestServer
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A started test server and a Strata stack pointed at it, torn down after `body`.
+struct Harness: Sendable {
+    let server: TestServer
+    let manager: URLSessionManager
+    let network: DefaultNetworkService
+    let transfer: DefaultDataTransferService
+
+    /// Runs `body` with a fresh server and stack.
+    static func with<Result: Sendable>(
+        timeout: TimeInterval = 10,
+        headers: HTTPHeaders = ["X-Client": "strata-integration"],
+        adapters: [any RequestAdapter] = [],
+        retriers: [any RequestRetrier] = [],
+        errorResolver: any DataTransferErrorResolver = DefaultDataTransferErrorResolver(),
+        _ body: (Harness) async throws -> Result
+    ) async throws -> Result {
+        let server = try await TestServer.start()
+        let session = URLSessionConfiguration.ephemeral
+        session.timeoutIntervalForRequest = timeout
+        let manager = URLSessionManager(configuration: session, adapters: adapters, retriers: retriers)
+        let network = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: server.baseURL, headers: headers, timeoutInterval: timeout),
+            sessionManager: manager
+        )
+        let transfer = DefaultDataTransferService(
+            networkService: network, errorResolver: errorResolver, completionQueue: .global())
+        let harness = Harness(server: server, manager: manager, network: network, transfer: transfer)
+        do {
+            let result = try await body(harness)
+            try await server.shutdown()
+            return result
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+    }
+}
+
+/// What the `/status/{code}` route answers with, as a domain error.
+struct ServerStatus: Decodable, Error, Equatable {
+    let status: Int
+}
+
+/// Runs `endpoint` through the network service and returns its result and how long it took.
+func timed(
+    _ endpoint: any Requestable,
+    through service: any NetworkService
+) async -> (result: Result<NetworkResponse, NetworkError>, elapsed: Duration, calls: Int) {
+    let recorder = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
+    let start = ContinuousClock.now
+    service.request(endpoint: endpoint, completion: recorder.record)
+    guard let result = await recorder.first(timeout: 30) else {
+        return (.failure(.underlying(TimedOutWaiting())), ContinuousClock.now - start, recorder.callCount)
+    }
+    let elapsed = ContinuousClock.now - start
+    try? await Task.sleep(for: .milliseconds(100))
+    return (result, elapsed, recorder.callCount)
+}
+
+struct TimedOutWaiting: Error {}
+
+extension EchoReply {
+    /// The value of query item `name`.
+    func queryValue(_ name: String) -> String? {
+        query.first { $0.first == name }?.last
+    }
+}
+
+/// The error `operation` fails with, or `nil` (and a recorded issue) if it succeeds.
+func failure<Value>(
+    of operation: () async throws(DataTransferError) -> Value,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> DataTransferError? {
+    do {
+        _ = try await operation()
+        Issue.record("expected a failure", sourceLocation: sourceLocation)
+        return nil
+    } catch {
+        return error
+    }
+}
