@@ -58,11 +58,12 @@ import Testing
         }
     }
 
-    /// After a POST, a 303 redirect is followed with GET and no body, as browsers do.
-    @Test func a303AfterAPostIsFollowedWithGet() async throws {
+    /// After a POST, a 302 or 303 redirect is followed with GET and no body, as browsers do.
+    @Test(arguments: [302, 303])
+    func aRedirectAfterAPostIsFollowedWithGet(code: Int) async throws {
         try await Harness.with { (harness) async throws in
             let endpoint = Endpoint<EchoReply>(
-                path: "redirect/303", method: .post, queryParameters: ["to": "/echo"], bodyParameters: ["a": 1])
+                path: "redirect/\(code)", method: .post, queryParameters: ["to": "/echo"], bodyParameters: ["a": 1])
             let echo = try await harness.transfer.request(endpoint)
             #expect(echo.method == "GET")
             #expect(echo.bodySize == 0)
