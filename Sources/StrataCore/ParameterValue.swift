@@ -1,3 +1,5 @@
+import Foundation
+
 /// A parameter value: a Sendable, JSON-like tree that request parameters are written in.
 ///
 /// Literals build it directly, so a parameter set reads like the JSON it stands for:
@@ -17,6 +19,9 @@ public enum ParameterValue: Hashable, Sendable {
     case double(Double)
     /// A Boolean.
     case bool(Bool)
+    /// A point in time. Each encoding writes it as its options say (ISO 8601 by default); JSON uses
+    /// the `JSONEncoder`'s date strategy.
+    case date(Date)
     /// An ordered list of values.
     case array([ParameterValue])
     /// Named values. Encodings write keys in a deterministic (sorted) order.
@@ -109,6 +114,7 @@ extension ParameterValue: Codable {
         case .int(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
         case .bool(let value): try container.encode(value)
+        case .date(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         case .null: try container.encodeNil()
@@ -124,6 +130,7 @@ extension ParameterValue: CustomStringConvertible {
         case .int(let value): return String(value)
         case .double(let value): return String(value)
         case .bool(let value): return String(value)
+        case .date(let value): return "\"\(value.formatted(.iso8601))\""
         case .null: return "null"
         case .array(let values): return "[" + values.map(\.description).joined(separator: ", ") + "]"
         case .object(let values):

@@ -18,7 +18,10 @@ import StrataCore
 public struct ParameterValueEncoder: Sendable {
     /// How a `Date` is written.
     public enum DateEncodingStrategy: Sendable {
-        /// An ISO 8601 timestamp in UTC, such as `2026-11-22T06:00:00Z` (the default).
+        /// As ``StrataCore/ParameterValue/date(_:)``, for the encoding to write as its own options
+        /// say (the default).
+        case dateValue
+        /// An ISO 8601 timestamp in UTC, such as `2026-11-22T06:00:00Z`.
         case iso8601
         /// Seconds since 1970-01-01 as a number.
         case secondsSince1970
@@ -38,14 +41,14 @@ public struct ParameterValueEncoder: Sendable {
         case deferredToData
     }
 
-    /// How dates are written. Defaults to ``DateEncodingStrategy/iso8601``.
+    /// How dates are written. Defaults to ``DateEncodingStrategy/dateValue``.
     public var dateEncodingStrategy: DateEncodingStrategy
     /// How data is written. Defaults to ``DataEncodingStrategy/base64``.
     public var dataEncodingStrategy: DataEncodingStrategy
 
     /// Creates an encoder.
     public init(
-        dateEncodingStrategy: DateEncodingStrategy = .iso8601, dataEncodingStrategy: DataEncodingStrategy = .base64
+        dateEncodingStrategy: DateEncodingStrategy = .dateValue, dataEncodingStrategy: DataEncodingStrategy = .base64
     ) {
         self.dateEncodingStrategy = dateEncodingStrategy
         self.dataEncodingStrategy = dataEncodingStrategy
@@ -153,6 +156,7 @@ private struct Context {
         switch value {
         case let date as Date:
             switch options.dateEncodingStrategy {
+            case .dateValue: return .date(date)
             case .iso8601: return .string(date.formatted(.iso8601))
             case .secondsSince1970: return .double(date.timeIntervalSince1970)
             case .millisecondsSince1970:

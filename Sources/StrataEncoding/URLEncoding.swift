@@ -8,17 +8,16 @@ import StrataCore
 /// Writes parameters as `key=value` pairs: into the URL's query string, or into a
 /// `application/x-www-form-urlencoded` body.
 ///
-/// Keys are written in sorted order so the same parameters always give the same request. Keys and
-/// values are percent-encoded per RFC 3986 (see ``PercentEncoding``): `+`, `&`, `=` and `;` in a
-/// value are always escaped. Nested objects use bracket keys (`user[name]=Ann`), arrays and Booleans
-/// follow ``arrayEncoding`` and ``boolEncoding``, and `.null` values are left out.
+/// How keys and values are written (sorted keys, RFC 3986 percent-encoding, arrays, Booleans, dates,
+/// nested objects) is the ``formEncoder``'s business; see ``URLEncodedFormEncoder``. `Encodable`
+/// parameters go through the same encoder.
 ///
 /// ```swift
 /// URLEncoding.queryString   // ?q=swift&page=2
 /// URLEncoding.httpBody      // q=swift&page=2 as a form body
 /// URLEncoding.default       // query for GET, HEAD and DELETE; form body otherwise
 /// ```
-public struct URLEncoding: ParameterEncoding, Hashable {
+public struct URLEncoding: ParameterEncoding {
     /// Where the encoded parameters go.
     public enum Destination: Hashable, Sendable {
         /// The query string for `GET`, `HEAD` and `DELETE`; the body for any other method.
@@ -30,25 +29,11 @@ public struct URLEncoding: ParameterEncoding, Hashable {
     }
 
     /// How array elements are keyed.
-    public enum ArrayEncoding: Hashable, Sendable {
-        /// `tags[]=a&tags[]=b` (the default).
-        case brackets
-        /// `tags=a&tags=b`
-        case noBrackets
-        /// `tags[0]=a&tags[1]=b`
-        case indexInBrackets
-        /// `tags=a,b`: scalar elements joined by a literal comma (commas inside an element are
-        /// escaped); nested arrays and objects are written with brackets.
-        case commaSeparated
-    }
-
+    public typealias ArrayEncoding = URLEncodedFormEncoder.ArrayEncoding
     /// How Booleans are written.
-    public enum BoolEncoding: Hashable, Sendable {
-        /// `1` and `0` (the default).
-        case numeric
-        /// `true` and `false`.
-        case literal
-    }
+    public typealias BoolEncoding = URLEncodedFormEncoder.BoolEncoding
+    /// How dates are written.
+    public typealias DateEncoding = URLEncodedFormEncoder.DateEncoding
 
     /// The methods whose parameters go in the query string for ``Destination/methodDependent``.
     public static let queryStringMethods: Set<HTTPMethod> = [.get, .head, .delete]
@@ -62,19 +47,19 @@ public struct URLEncoding: ParameterEncoding, Hashable {
 
     /// Where the parameters go.
     public var destination: Destination
-    /// How arrays are keyed.
-    public var arrayEncoding: ArrayEncoding
-    /// How Booleans are written.
-    public var boolEncoding: BoolEncoding
+    /// How parameters are written.
+    public var formEncoder: URLEncodedFormEncoder
 
     /// Creates an encoding.
     public init(
-        destination: Destination = .methodDependent, arrayEncoding: ArrayEncoding = .brackets,
-        boolEncoding: BoolEncoding = .numeric
+        destination: Destination = .methodDependent,
+        arrayEncoding: ArrayEncoding = .brackets,
+        boolEncoding: BoolEncoding = .numeric,
+        dateEncoding: DateEncoding = .iso8601
     ) {
         self.destination = destination
-        self.arrayEncoding = arrayEncoding
-        self.boolEncoding = boolEncoding
+        self.formEncoder = URLEncodedFormEncoder(
+            arrayEncoding: arrayEncoding, boolEncoding: boolEncoding, dateEncoding: dateEncoding)
     }
 
     /// Returns `request` with `parameters` in its query string or form body.
@@ -83,8 +68,25 @@ public struct URLEncoding: ParameterEncoding, Hashable {
     ) throws(ParameterEncodingError)
         -> URLRequest
     {
+        try apply(formEncoder.encode(parameters), to: request)
+    }
+
+    /// Returns `request` with `value`'s members, written by ``formEncoder``, in its query or body.
+    public func encode(
+        _ request: URLRequest, withEncodable value: any Encodable & Sendable
+    )
+        throws(ParameterEncodingError) -> URLRequest
+    {
+        try apply(formEncoder.encode(value), to: request)
+    }
+
+    /// The percent-encoded query text for `parameters`, keys in sorted order, without a leading `?`.
+    public func query(from parameters: [String: ParameterValue]) -> String {
+        formEncoder.encode(parameters)
+    }
+
+    private func apply(_ encoded: String, to request: URLRequest) throws(ParameterEncodingError) -> URLRequest {
         var request = request
-        let encoded = query(from: parameters)
         let method = HTTPMethod(rawValue: request.httpMethod ?? HTTPMethod.get.rawValue)
         if writesToQuery(for: method) {
             guard let url = request.url else { throw .missingURL }
@@ -99,70 +101,11 @@ public struct URLEncoding: ParameterEncoding, Hashable {
         return request
     }
 
-    /// The percent-encoded query text for `parameters`, keys in sorted order, without a leading `?`.
-    public func query(from parameters: [String: ParameterValue]) -> String {
-        var pairs: [String] = []
-        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
-            append(value, key: PercentEncoding.encodeQueryComponent(key), to: &pairs)
-        }
-        return pairs.joined(separator: "&")
-    }
-
     private func writesToQuery(for method: HTTPMethod) -> Bool {
         switch destination {
         case .methodDependent: return Self.queryStringMethods.contains(method)
         case .queryString: return true
         case .httpBody: return false
-        }
-    }
-
-    /// Appends the pairs for `value` under an already-encoded `key`.
-    private func append(_ value: ParameterValue, key: String, to pairs: inout [String]) {
-        switch value {
-        case .null:
-            return
-        case .object(let members):
-            for (member, value) in members.sorted(by: { $0.key < $1.key }) {
-                append(value, key: "\(key)%5B\(PercentEncoding.encodeQueryComponent(member))%5D", to: &pairs)
-            }
-        case .array(let elements):
-            appendArray(elements, key: key, to: &pairs)
-        default:
-            pairs.append("\(key)=\(scalarText(value))")
-        }
-    }
-
-    private func appendArray(_ elements: [ParameterValue], key: String, to pairs: inout [String]) {
-        switch arrayEncoding {
-        case .brackets:
-            for element in elements { append(element, key: "\(key)%5B%5D", to: &pairs) }
-        case .noBrackets:
-            for element in elements { append(element, key: key, to: &pairs) }
-        case .indexInBrackets:
-            for (index, element) in elements.enumerated() { append(element, key: "\(key)%5B\(index)%5D", to: &pairs) }
-        case .commaSeparated:
-            let scalars = elements.filter(\.isScalar)
-            if !scalars.isEmpty {
-                pairs.append("\(key)=\(scalars.map(scalarText).joined(separator: ","))")
-            }
-            for element in elements where !element.isScalar && element != .null {
-                append(element, key: "\(key)%5B%5D", to: &pairs)
-            }
-        }
-    }
-
-    /// The encoded text of a string, number or Boolean.
-    private func scalarText(_ value: ParameterValue) -> String {
-        switch value {
-        case .string(let text): return PercentEncoding.encodeQueryComponent(text)
-        case .int(let number): return String(number)
-        case .double(let number): return PercentEncoding.encodeQueryComponent(String(number))
-        case .bool(let flag):
-            switch boolEncoding {
-            case .numeric: return flag ? "1" : "0"
-            case .literal: return flag ? "true" : "false"
-            }
-        case .null, .array, .object: return ""
         }
     }
 
@@ -178,14 +121,5 @@ public struct URLEncoding: ParameterEncoding, Hashable {
         }
         guard let result = components.url else { throw .invalidURL(url.absoluteString) }
         return result
-    }
-}
-
-extension ParameterValue {
-    fileprivate var isScalar: Bool {
-        switch self {
-        case .string, .int, .double, .bool: return true
-        case .null, .array, .object: return false
-        }
     }
 }

@@ -1,0 +1,163 @@
+import Foundation
+import StrataCore
+
+/// Writes parameters, or any `Encodable`, as `application/x-www-form-urlencoded` text: the form of
+/// URL query strings and form bodies.
+///
+/// `Encodable` values go through ``ParameterValueEncoder`` (an `Encoder`; nothing passes through
+/// JSON), then are written with the same options as parameter dictionaries:
+///
+/// ```swift
+/// struct Search: Encodable { let q: String; let tags: [String]; let since: Date }
+/// let encoder = URLEncodedFormEncoder(arrayEncoding: .noBrackets, dateEncoding: .secondsSince1970)
+/// try encoder.encode(Search(q: "a&b", tags: ["x", "y"], since: Date(timeIntervalSince1970: 0)))
+/// // "q=a%26b&since=0&tags=x&tags=y"
+/// ```
+///
+/// Keys are written in sorted order, nested objects with bracket keys (`user[name]=Ann`), and
+/// `.null` values are left out. Keys and values are percent-encoded per RFC 3986 §3.4: everything
+/// but `A-Z a-z 0-9 - . _ ~ / ?` is escaped, so `+`, `&`, `=` and `;` in a value can never be read
+/// as separators.
+public struct URLEncodedFormEncoder: Sendable {
+    /// How array elements are keyed.
+    public enum ArrayEncoding: Hashable, Sendable {
+        /// `tags[]=a&tags[]=b` (the default).
+        case brackets
+        /// `tags=a&tags=b`
+        case noBrackets
+        /// `tags[0]=a&tags[1]=b`
+        case indexInBrackets
+        /// `tags=a,b`: scalar elements joined by a literal comma (commas inside an element are
+        /// escaped); nested arrays and objects are written with brackets.
+        case commaSeparated
+    }
+
+    /// How Booleans are written.
+    public enum BoolEncoding: Hashable, Sendable {
+        /// `1` and `0` (the default).
+        case numeric
+        /// `true` and `false`.
+        case literal
+    }
+
+    /// How dates are written.
+    public enum DateEncoding: Sendable {
+        /// ISO 8601 in UTC with fractional seconds when there are any, e.g. `2026-11-22T06:00:00Z` (the default).
+        case iso8601
+        /// Seconds since 1970-01-01, e.g. `1700000000.25`.
+        case secondsSince1970
+        /// Whole milliseconds since 1970-01-01, e.g. `1700000000250`.
+        case millisecondsSince1970
+        /// The text the closure returns.
+        case custom(@Sendable (Date) -> String)
+    }
+
+    /// How arrays are keyed.
+    public var arrayEncoding: ArrayEncoding
+    /// How Booleans are written.
+    public var boolEncoding: BoolEncoding
+    /// How dates are written.
+    public var dateEncoding: DateEncoding
+
+    /// Creates an encoder.
+    public init(
+        arrayEncoding: ArrayEncoding = .brackets, boolEncoding: BoolEncoding = .numeric,
+        dateEncoding: DateEncoding = .iso8601
+    ) {
+        self.arrayEncoding = arrayEncoding
+        self.boolEncoding = boolEncoding
+        self.dateEncoding = dateEncoding
+    }
+
+    /// The form text of `value`'s members.
+    /// - Throws: ``ParameterEncodingError`` when the value cannot be encoded or is not keyed.
+    public func encode(_ value: some Encodable) throws(ParameterEncodingError) -> String {
+        encode(try ParameterValueEncoder().encodeMembers(value))
+    }
+
+    /// The form text of `parameters`, keys in sorted order, without a leading `?`.
+    public func encode(_ parameters: [String: ParameterValue]) -> String {
+        var pairs: [String] = []
+        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            append(value, key: PercentEncoding.encodeQueryComponent(key), to: &pairs)
+        }
+        return pairs.joined(separator: "&")
+    }
+
+    /// Appends the pairs for `value` under an already-encoded `key`.
+    private func append(_ value: ParameterValue, key: String, to pairs: inout [String]) {
+        switch value {
+        case .null:
+            return
+        case .object(let members):
+            for (member, value) in members.sorted(by: { $0.key < $1.key }) {
+                append(value, key: "\(key)%5B\(PercentEncoding.encodeQueryComponent(member))%5D", to: &pairs)
+            }
+        case .array(let elements):
+            appendArray(elements, key: key, to: &pairs)
+        case .string, .int, .double, .bool, .date:
+            pairs.append("\(key)=\(scalarText(value))")
+        }
+    }
+
+    private func appendArray(_ elements: [ParameterValue], key: String, to pairs: inout [String]) {
+        switch arrayEncoding {
+        case .brackets:
+            for element in elements { append(element, key: "\(key)%5B%5D", to: &pairs) }
+        case .noBrackets:
+            for element in elements { append(element, key: key, to: &pairs) }
+        case .indexInBrackets:
+            for (index, element) in elements.enumerated() { append(element, key: "\(key)%5B\(index)%5D", to: &pairs) }
+        case .commaSeparated:
+            let scalars = elements.filter(\.isScalar)
+            if !scalars.isEmpty {
+                pairs.append("\(key)=\(scalars.map(scalarText).joined(separator: ","))")
+            }
+            for element in elements where !element.isScalar {
+                append(element, key: "\(key)%5B%5D", to: &pairs)
+            }
+        }
+    }
+
+    /// The encoded text of a string, number, Boolean or date.
+    private func scalarText(_ value: ParameterValue) -> String {
+        switch value {
+        case .string(let text): return PercentEncoding.encodeQueryComponent(text)
+        case .int(let number): return String(number)
+        case .double(let number): return PercentEncoding.encodeQueryComponent(String(number))
+        case .bool(let flag):
+            switch boolEncoding {
+            case .numeric: return flag ? "1" : "0"
+            case .literal: return flag ? "true" : "false"
+            }
+        case .date(let date): return PercentEncoding.encodeQueryComponent(text(of: date))
+        case .null, .array, .object: return ""
+        }
+    }
+
+    private func text(of date: Date) -> String {
+        switch dateEncoding {
+        case .iso8601:
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: hasFraction(date)))
+        case .secondsSince1970:
+            return String(date.timeIntervalSince1970)
+        case .millisecondsSince1970:
+            return String(Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        case .custom(let format):
+            return format(date)
+        }
+    }
+
+    private func hasFraction(_ date: Date) -> Bool {
+        date.timeIntervalSince1970.rounded(.down) != date.timeIntervalSince1970
+    }
+}
+
+extension ParameterValue {
+    fileprivate var isScalar: Bool {
+        switch self {
+        case .string, .int, .double, .bool, .date: return true
+        case .null, .array, .object: return false
+        }
+    }
+}
