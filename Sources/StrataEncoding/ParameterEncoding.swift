@@ -39,9 +39,16 @@ public protocol ParameterEncoding: Sendable {
         _ request: URLRequest, withEncodable value: any Encodable & Sendable
     ) throws(ParameterEncodingError)
         -> URLRequest
+
+    /// Whether the encoding writes a body even when there are no parameters (a multipart form with
+    /// only file parts, say). By default `false`: without parameters, the request has no body.
+    var writesBodyWithoutParameters: Bool { get }
 }
 
 extension ParameterEncoding {
+    /// `false`.
+    public var writesBodyWithoutParameters: Bool { false }
+
     /// Encodes `value` with ``ParameterValueEncoder`` and applies its members with ``encode(_:with:)``.
     /// The value must encode as keyed members (a struct, class or dictionary).
     public func encode(

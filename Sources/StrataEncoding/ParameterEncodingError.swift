@@ -11,6 +11,8 @@ public enum ParameterEncodingError: Error, Hashable, Sendable, LocalizedError {
     /// The encoding needs named members, but the value encodes as something else (an array or a
     /// single value); `description` shows what it encoded to.
     case membersRequired(type: String, found: String)
+    /// A multipart body could not be built.
+    case multipart(MultipartError)
 
     /// A sentence saying what was wrong.
     public var errorDescription: String? {
@@ -21,6 +23,8 @@ public enum ParameterEncodingError: Error, Hashable, Sendable, LocalizedError {
             return "The URL '\(url)' could not be parsed to add query parameters."
         case .encodingFailed(let type, let reason):
             return "A value of type \(type) could not be encoded: \(reason)"
+        case .multipart(let error):
+            return error.errorDescription
         case .membersRequired(let type, let found):
             return
                 "A value of type \(type) must encode as named members to be used as parameters, but encoded as \(found)."

@@ -49,6 +49,8 @@ public struct Endpoint<Response>: ResponseRequestable {
     public var acceptableStatusCodes: Set<Int>?
     /// How the response body is decoded.
     public var responseDecoder: any ResponseDecoder
+    /// Called as the body is sent, with a `Progress` counting bytes.
+    public var uploadProgress: (@Sendable (Progress) -> Void)?
 
     /// Creates an endpoint. Only the path is required: a `GET` with no parameters, a JSON body
     /// encoding, and the decoder that fits `Response`.
@@ -65,7 +67,8 @@ public struct Endpoint<Response>: ResponseRequestable {
         bodyEncoding: any ParameterEncoding = JSONEncoding.default,
         timeoutInterval: TimeInterval? = nil,
         acceptableStatusCodes: Set<Int>? = nil,
-        responseDecoder: (any ResponseDecoder)? = nil
+        responseDecoder: (any ResponseDecoder)? = nil,
+        uploadProgress: (@Sendable (Progress) -> Void)? = nil
     ) {
         self.path = path
         self.isFullPath = isFullPath
@@ -80,6 +83,7 @@ public struct Endpoint<Response>: ResponseRequestable {
         self.timeoutInterval = timeoutInterval
         self.acceptableStatusCodes = acceptableStatusCodes
         self.responseDecoder = responseDecoder ?? Self.defaultDecoder
+        self.uploadProgress = uploadProgress
     }
 
     /// The decoder that fits `Response`: raw bytes for `Data`, UTF-8 text for `String`, else JSON.

@@ -38,6 +38,8 @@ public protocol Requestable: Sendable {
     var timeoutInterval: TimeInterval? { get }
     /// The status codes that count as success; `nil` uses the session manager's (by default `200..<300`).
     var acceptableStatusCodes: Set<Int>? { get }
+    /// Called as the body is sent, with a `Progress` counting bytes (a new one for each attempt).
+    var uploadProgress: (@Sendable (Progress) -> Void)? { get }
 
     /// Builds the request for `configuration`.
     /// - Throws: ``RequestGenerationError`` when the URL cannot be formed or a parameter cannot be encoded.
@@ -65,6 +67,8 @@ extension Requestable {
     public var timeoutInterval: TimeInterval? { nil }
     /// The session manager's acceptable status codes.
     public var acceptableStatusCodes: Set<Int>? { nil }
+    /// No upload progress.
+    public var uploadProgress: (@Sendable (Progress) -> Void)? { nil }
 
     /// Builds the request: the URL from the base URL and path with the merged query, the merged
     /// headers, the timeout, and the body from ``bodyEncoding``.
@@ -103,7 +107,7 @@ extension Requestable {
         do {
             if let bodyParametersEncodable {
                 request = try bodyEncoding.encode(request, withEncodable: bodyParametersEncodable)
-            } else if !bodyParameters.isEmpty {
+            } else if !bodyParameters.isEmpty || bodyEncoding.writesBodyWithoutParameters {
                 request = try bodyEncoding.encode(request, with: bodyParameters)
             }
         } catch {

@@ -41,16 +41,20 @@ extension NetworkSessionManager {
 }
 
 /// Per-request settings a ``NetworkSessionManager`` honours.
-public struct SessionRequestOptions: Hashable, Sendable {
+public struct SessionRequestOptions: Sendable {
     /// `200..<300`: the codes that count as success when neither the request nor the manager names others.
     public static let defaultAcceptableStatusCodes = Set(200..<300)
 
     /// The status codes that count as success for this request; `nil` for the manager's.
     public var acceptableStatusCodes: Set<Int>?
+    /// Called as the body is sent, with a `Progress` whose units are bytes. Each attempt has a new
+    /// `Progress` (on Linux, setting a total back to zero traps, so one is never reused).
+    public var uploadProgress: (@Sendable (Progress) -> Void)?
 
     /// Creates options.
-    public init(acceptableStatusCodes: Set<Int>? = nil) {
+    public init(acceptableStatusCodes: Set<Int>? = nil, uploadProgress: (@Sendable (Progress) -> Void)? = nil) {
         self.acceptableStatusCodes = acceptableStatusCodes
+        self.uploadProgress = uploadProgress
     }
 }
 

@@ -19,18 +19,21 @@ final class RequestExecution: Sendable {
     private let core: SessionCore
     private let original: URLRequest
     private let acceptableStatusCodes: Set<Int>
+    private let uploadProgress: (@Sendable (Progress) -> Void)?
     private let completion: CompletionOnce<Outcome>
     private let state = Locked(State())
 
     init(
         core: SessionCore,
         request: URLRequest,
+        options: SessionRequestOptions,
         acceptableStatusCodes: Set<Int>,
         completion: @escaping NetworkSessionManager.CompletionHandler
     ) {
         self.core = core
         self.original = request
         self.acceptableStatusCodes = acceptableStatusCodes
+        self.uploadProgress = options.uploadProgress
         self.completion = CompletionOnce { completion($0.data, $0.response, $0.error) }
     }
 
@@ -91,8 +94,15 @@ final class RequestExecution: Sendable {
             request.timeoutInterval = max(1, request.timeoutInterval.rounded(.up))
         #endif
         let sent = request
-        let task = core.session.dataTask(with: sent)
-        core.delegate.register(task) { [self] data, response, error in
+        let task: URLSessionTask
+        if let file = request.httpBodyStream as? FileBodyStream {
+            // A body on disk is uploaded from its file: a known length, and readable again on a retry.
+            request.httpBodyStream = nil
+            task = core.session.uploadTask(with: request, fromFile: file.fileURL)
+        } else {
+            task = core.session.dataTask(with: request)
+        }
+        core.delegate.register(task, uploadProgress: uploadProgress) { [self] data, response, error in
             handle(request: sent, outcome: (data, response, error))
         }
         // The task becomes visible to cancellation only once resumed, so it is never cancelled

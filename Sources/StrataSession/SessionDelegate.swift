@@ -21,6 +21,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         var data = Data()
         var challengedResponse: URLResponse?
         let handler: Handler
+        let uploadProgress: (progress: Progress, report: @Sendable (Progress) -> Void)?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -30,9 +31,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         self.challengeTimeout = challengeTimeout
     }
 
-    /// Registers the handler for `task`, before it is resumed.
-    func register(_ task: URLSessionTask, handler: @escaping Handler) {
-        records.withLock { $0[task.taskIdentifier] = Record(handler: handler) }
+    /// Registers the handler for `task`, before it is resumed, and the upload progress reporter,
+    /// which gets a new `Progress` for this task.
+    func register(_ task: URLSessionTask, uploadProgress: (@Sendable (Progress) -> Void)?, handler: @escaping Handler) {
+        let progress = uploadProgress.map { (Progress(totalUnitCount: -1), $0) }
+        records.withLock { $0[task.taskIdentifier] = Record(handler: handler, uploadProgress: progress) }
     }
 
     /// Cancels `task`, unless its completion was already delivered.
@@ -73,6 +76,21 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         completionHandler(.allow)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        guard let (progress, report) = records.withLock({ $0[task.taskIdentifier]?.uploadProgress }) else { return }
+        if totalBytesExpectedToSend > 0, progress.totalUnitCount != totalBytesExpectedToSend {
+            progress.totalUnitCount = totalBytesExpectedToSend
+        }
+        progress.completedUnitCount = totalBytesSent
+        report(progress)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -56,6 +56,7 @@ public final class URLSessionManager: NetworkSessionManager {
         let execution = RequestExecution(
             core: core,
             request: request,
+            options: options,
             acceptableStatusCodes: options.acceptableStatusCodes ?? acceptableStatusCodes,
             completion: completion
         )

@@ -152,6 +152,15 @@ import Testing
         #expect(try endpoint.urlRequest(with: configuration).httpBody == Data(#"{"user":"ann"}"#.utf8))
     }
 
+    @Test func anEncodingThatWritesWithoutParametersGetsToWriteItsBody() throws {
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data("x".utf8), name: "f", fileName: "f.txt")
+        let request = try Endpoint<Void>(path: "upload", method: .post, bodyEncoding: MultipartEncoding(form: form))
+            .urlRequest(with: configuration)
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "multipart/form-data; boundary=B")
+        #expect(String(decoding: request.httpBody ?? Data(), as: UTF8.self).contains("filename=\"f.txt\""))
+    }
+
     @Test func noBodyParametersMeansNoBody() throws {
         #expect(try Endpoint<Void>(path: "x", method: .post).urlRequest(with: configuration).httpBody == nil)
     }

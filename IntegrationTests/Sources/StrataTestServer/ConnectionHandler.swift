@@ -11,6 +11,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     private let addresses: ServerAddresses
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
+    private var consumer: (any BodyConsumer)?
 
     init(router: Router, addresses: ServerAddresses) {
         self.router = router
@@ -22,23 +23,32 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .head(let head):
             self.head = head
             body = []
+            consumer = router.consumer(for: request(head, body: []))
         case .body(var buffer):
-            body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+            if let consumer {
+                consumer.consume(buffer)
+            } else {
+                body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+            }
         case .end:
             guard let head else { return }
             self.head = nil
-            let request = TestRequest(
-                method: head.method.rawValue,
-                uri: head.uri,
-                headers: head.headers.map { ($0.name, $0.value) },
-                body: body,
-                server: addresses
-            )
+            let reply = consumer?.finish() ?? router.reply(to: request(head, body: body))
+            consumer = nil
             body = []
-            let reply = router.reply(to: request)
             ReplyWriter(channel: context.channel, isHead: head.method == .HEAD, keepAlive: head.isKeepAlive)
                 .write(reply)
         }
+    }
+
+    private func request(_ head: HTTPRequestHead, body: [UInt8]) -> TestRequest {
+        TestRequest(
+            method: head.method.rawValue,
+            uri: head.uri,
+            headers: head.headers.map { ($0.name, $0.value) },
+            body: body,
+            server: addresses
+        )
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -25,6 +25,21 @@ enum Gzip {
     }
 
     static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        ~bytes.reduce(~UInt32(0)) { crc, byte in table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        var crc = CRC32()
+        crc.update(bytes)
+        return crc.value
+    }
+
+    /// A CRC-32 (IEEE) computed over bytes as they come.
+    struct CRC32 {
+        private var state = ~UInt32(0)
+
+        mutating func update(_ bytes: some Sequence<UInt8>) {
+            for byte in bytes {
+                state = Gzip.table[Int((state ^ UInt32(byte)) & 0xFF)] ^ (state >> 8)
+            }
+        }
+
+        var value: UInt32 { ~state }
     }
 }

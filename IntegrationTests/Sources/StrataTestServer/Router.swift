@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// Finds the handler for a request. Patterns are paths whose `{name}` segments capture a value;
 /// a route added later wins over an earlier one with the same pattern, so callers can override.
@@ -13,7 +14,18 @@ public final class Router: Sendable {
         let handler: Handler
     }
 
+    /// Receives a request's body as it arrives and answers once it has all of it; for bodies too
+    /// large to hold in memory.
+    public typealias StreamingHandler = @Sendable (TestRequest) -> any BodyConsumer
+
+    private struct StreamingRoute: Sendable {
+        let method: String?
+        let segments: [Substring]
+        let handler: StreamingHandler
+    }
+
     private let routes = NIOLockedValueBox<[Route]>([])
+    private let streamingRoutes = NIOLockedValueBox<[StreamingRoute]>([])
 
     /// Creates an empty router.
     public init() {}
@@ -22,6 +34,27 @@ public final class Router: Sendable {
     public func add(_ method: String?, _ pattern: String, _ handler: @escaping Handler) {
         let route = Route(method: method?.uppercased(), segments: Self.segments(pattern), handler: handler)
         routes.withLockedValue { $0.append(route) }
+    }
+
+    /// Adds a route whose body is handed to a consumer chunk by chunk instead of being collected.
+    /// The request passed to `handler` has an empty body.
+    public func addStreaming(_ method: String?, _ pattern: String, _ handler: @escaping StreamingHandler) {
+        let route = StreamingRoute(method: method?.uppercased(), segments: Self.segments(pattern), handler: handler)
+        streamingRoutes.withLockedValue { $0.append(route) }
+    }
+
+    /// The body consumer for `request`, if a streaming route matches it.
+    func consumer(for request: TestRequest) -> (any BodyConsumer)? {
+        let path = Self.segments(request.path)
+        for route in streamingRoutes.withLockedValue({ $0 }).reversed() {
+            guard route.method == nil || route.method == request.method.uppercased(),
+                let parameters = Self.match(route.segments, path)
+            else { continue }
+            var request = request
+            request.parameters = parameters
+            return route.handler(request)
+        }
+        return nil
     }
 
     /// The reply for `request`: the last matching route's, or a `404`.
@@ -54,4 +87,12 @@ public final class Router: Sendable {
         }
         return parameters
     }
+}
+
+/// Takes a request body chunk by chunk, then answers.
+public protocol BodyConsumer: AnyObject {
+    /// Takes the next chunk of the body.
+    func consume(_ chunk: ByteBuffer)
+    /// The reply, once the whole body has been consumed.
+    func finish() -> TestReply
 }

@@ -80,7 +80,7 @@ public enum StandardRoutes {
                 body: Gzip.stored(body)
             )
         }
-        router.add("POST", "/multipart") { multipart($0) }
+        router.addStreaming("POST", "/multipart") { MultipartConsumer(contentType: $0.header("Content-Type") ?? "") }
         router.add(nil, "/xml") { request in
             .response(status: 200, headers: [("Content-Type", "application/xml; charset=utf-8")], body: request.body)
         }
@@ -208,46 +208,14 @@ public enum StandardRoutes {
         return encodeJSON(reply)
     }
 
-    private static func multipart(_ request: TestRequest) -> TestReply {
-        guard let boundary = boundary(of: request.header("Content-Type") ?? "") else {
-            return .json(#"{"error": "no multipart boundary"}"#, status: 400)
-        }
-        var parts: [MultipartEchoPart] = []
-        var headers: [String: String] = [:]
-        var body: [UInt8] = []
-        let parser = MultipartParser(boundary: boundary)
-        parser.onHeader = { name, value in headers[name.lowercased()] = value }
-        parser.onBody = { buffer in body += buffer.readBytes(length: buffer.readableBytes) ?? [] }
-        parser.onPartComplete = {
-            let disposition = dispositionParameters(headers["content-disposition"] ?? "")
-            parts.append(
-                MultipartEchoPart(
-                    headers: headers,
-                    name: disposition["name"],
-                    filename: disposition["filename"],
-                    contentType: headers["content-type"],
-                    size: body.count,
-                    text: String(validating: body, as: UTF8.self),
-                    base64: Data(body).base64EncodedString()
-                )
-            )
-            headers = [:]
-            body = []
-        }
-        do {
-            try parser.execute(request.body)
-        } catch {
-            return .json(#"{"error": "malformed multipart body"}"#, status: 400)
-        }
-        return encodeJSON(MultipartEcho(parts: parts))
-    }
-
-    private static func boundary(of contentType: String) -> String? {
+    static func boundary(of contentType: String) -> String? {
         guard contentType.lowercased().hasPrefix("multipart/form-data") else { return nil }
         return dispositionParameters(contentType)["boundary"]
     }
 
-    /// The `key=value` parameters after the first `;`, with quoted values unescaped (RFC 7578 §4.2).
+    /// The `key=value` parameters after the first `;`. A quoted value runs to the next `"`: as in the
+    /// HTML standard's form encoding (which RFC 7578 §4.2 defers to), senders write `"` as `%22`, and
+    /// a backslash is an ordinary character.
     static func dispositionParameters(_ header: String) -> [String: String] {
         var result: [String: String] = [:]
         var index = header.firstIndex(of: ";").map { header.index(after: $0) } ?? header.endIndex
@@ -262,9 +230,6 @@ public enum StandardRoutes {
             if cursor < header.endIndex, header[cursor] == "\"" {
                 cursor = header.index(after: cursor)
                 while cursor < header.endIndex, header[cursor] != "\"" {
-                    if header[cursor] == "\\", header.index(after: cursor) < header.endIndex {
-                        cursor = header.index(after: cursor)
-                    }
                     value.append(header[cursor])
                     cursor = header.index(after: cursor)
                 }
@@ -280,7 +245,7 @@ public enum StandardRoutes {
         return result
     }
 
-    private static func encodeJSON(_ value: some Encodable) -> TestReply {
+    static func encodeJSON(_ value: some Encodable) -> TestReply {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(value) else {
@@ -316,7 +281,8 @@ public struct MultipartEcho: Codable, Sendable {
     public let parts: [MultipartEchoPart]
 }
 
-/// One part of a multipart body, as the server parsed it.
+/// One part of a multipart body, as the server parsed it. Bodies of any size are counted and
+/// checksummed; only the first 64 KiB are kept for `text` and `base64`.
 public struct MultipartEchoPart: Codable, Sendable {
     /// The part's headers, names lowercased.
     public let headers: [String: String]
@@ -330,8 +296,10 @@ public struct MultipartEchoPart: Codable, Sendable {
     public let size: Int
     /// Its body as text, when it is valid UTF-8.
     public let text: String?
-    /// Its body, base64-encoded.
+    /// Its body, base64-encoded (the first 64 KiB).
     public let base64: String
+    /// The CRC-32 (IEEE) of its whole body.
+    public let crc32: UInt32
 }
 
 /// Broken answers, served at `/fault/<rawValue>`.

@@ -122,7 +122,7 @@ struct RawBodyEncoding: ParameterEncoding {
         let boundary = "strata-boundary-42"
         let body = [
             "--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHello, wörld\r\n",
-            "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a \\\"quoted\\\" name.bin\"\r\n"
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a %22quoted%22 name.bin\"\r\n"
                 + "Content-Type: application/octet-stream\r\n\r\n\u{0}\u{1}\u{2}\r\n",
             "--\(boundary)--\r\n",
         ].joined()
@@ -139,7 +139,7 @@ struct RawBodyEncoding: ParameterEncoding {
             #expect(echo.parts.count == 2)
             #expect(echo.parts.first?.name == "title")
             #expect(echo.parts.first?.text == "Hello, wörld")
-            #expect(echo.parts.last?.filename == #"a "quoted" name.bin"#)
+            #expect(echo.parts.last?.filename == "a %22quoted%22 name.bin")
             #expect(echo.parts.last?.contentType == "application/octet-stream")
             #expect(echo.parts.last?.base64 == Data([0, 1, 2]).base64EncodedString())
         }

@@ -1,0 +1,91 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Writes a `multipart/form-data` body: the parameters as text fields (in sorted key order), then
+/// the parts of ``form``.
+///
+/// A body smaller than ``memoryThreshold`` (10 MB by default) is built in memory. A larger one is
+/// streamed to a temporary file, reading file parts in chunks, and the request's body becomes a
+/// ``StrataCore/FileBodyStream`` over it: `URLSessionManager` uploads straight from the file, and
+/// the file is deleted once the request is released. `Content-Type` is set if absent and
+/// `Content-Length` to the exact size.
+///
+/// ```swift
+/// var form = MultipartFormData()
+/// try form.append(fileURL: photoURL, name: "photo")
+/// let endpoint = Endpoint<Upload>(
+///     path: "photos", method: .post,
+///     bodyParameters: ["caption": "Sunset", "public": true],
+///     bodyEncoding: MultipartEncoding(form: form)
+/// )
+/// ```
+public struct MultipartEncoding: ParameterEncoding {
+    /// 10 MB: bodies of this size and above are streamed to a temporary file.
+    public static let defaultMemoryThreshold: UInt64 = 10_000_000
+
+    /// The parts written after the parameters' text fields.
+    public var form: MultipartFormData
+    /// The size from which the body is streamed to a temporary file instead of built in memory.
+    public var memoryThreshold: UInt64
+    /// Where temporary body files are written.
+    public var temporaryDirectory: URL
+
+    /// Creates an encoding.
+    public init(
+        form: MultipartFormData = MultipartFormData(),
+        memoryThreshold: UInt64 = MultipartEncoding.defaultMemoryThreshold,
+        temporaryDirectory: URL = FileManager.default.temporaryDirectory
+    ) {
+        self.form = form
+        self.memoryThreshold = memoryThreshold
+        self.temporaryDirectory = temporaryDirectory
+    }
+
+    /// `true`: a form with only file parts is still written.
+    public var writesBodyWithoutParameters: Bool { true }
+
+    /// Returns `request` with the multipart body of `parameters` and ``form``.
+    /// - Throws: ``ParameterEncodingError/multipart(_:)`` when a file cannot be read or written.
+    public func encode(
+        _ request: URLRequest, with parameters: [String: ParameterValue]
+    ) throws(ParameterEncodingError)
+        -> URLRequest
+    {
+        var body = MultipartFormData(boundary: form.boundary)
+        body.append(parameters)
+        body.append(contentsOf: form)
+        var request = request
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
+        }
+        request.setValue(String(body.contentLength), forHTTPHeaderField: "Content-Length")
+        do {
+            if body.contentLength < memoryThreshold {
+                request.httpBody = try body.encoded()
+            } else {
+                request.httpBodyStream = try stream(body)
+            }
+        } catch {
+            throw .multipart(error)
+        }
+        return request
+    }
+
+    private func stream(_ body: MultipartFormData) throws(MultipartError) -> FileBodyStream {
+        let url = temporaryDirectory.appendingPathComponent("strata-multipart-\(UUID().uuidString).body")
+        do {
+            try body.write(to: url)
+            return try FileBodyStream(fileURL: url, removesFileOnRelease: true)
+        } catch let error as MultipartError {
+            try? FileManager.default.removeItem(at: url)
+            throw error
+        } catch {
+            try? FileManager.default.removeItem(at: url)
+            throw .unreadableFile(path: url.path, reason: error.localizedDescription)
+        }
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+import StrataCore
+
+/// A `multipart/form-data` body (RFC 7578): text fields, data and files, written in memory or
+/// streamed to a file without loading file parts whole.
+///
+/// ```swift
+/// var form = MultipartFormData()
+/// form.append(["title": "Holiday", "public": true, "rating": 4.5])
+/// form.append(Data(thumbnail), name: "thumbnail", fileName: "thumb.png")
+/// try form.append(fileURL: videoURL, name: "video")        // type from the extension
+/// let endpoint = Endpoint<Upload>(path: "uploads", method: .post, bodyEncoding: MultipartEncoding(form: form))
+/// ```
+///
+/// Field names and file names are quoted; `"`, CR and LF in them are written as `%22`, `%0D` and
+/// `%0A`, as the HTML standard's form encoding does (RFC 7578 §4.2 defers to it); other characters,
+/// non-ASCII included, are written as UTF-8.
+public struct MultipartFormData: Sendable {
+    /// Where a part's bytes come from.
+    public enum Body: Hashable, Sendable {
+        /// Bytes in memory.
+        case data(Data)
+        /// A file, read in chunks when the body is written.
+        case file(URL, length: UInt64)
+    }
+
+    /// One part.
+    public struct Part: Hashable, Sendable {
+        /// The field name.
+        public var name: String
+        /// The file name, for file and data parts.
+        public var fileName: String?
+        /// The part's `Content-Type`; `nil` for text fields.
+        public var mimeType: String?
+        /// The bytes.
+        public var body: Body
+    }
+
+    /// The boundary between parts.
+    public let boundary: String
+    /// The parts, in order.
+    public private(set) var parts: [Part] = []
+
+    /// Creates an empty form with `boundary` (by default a random one).
+    public init(boundary: String = MultipartFormData.makeBoundary()) {
+        self.boundary = boundary
+    }
+
+    /// `strata.` followed by 32 random letters and digits, from `SystemRandomNumberGenerator`.
+    public static func makeBoundary() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        return "strata." + String((0..<32).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] })
+    }
+
+    /// `multipart/form-data; boundary=…`
+    public var contentType: String {
+        "multipart/form-data; boundary=\(boundary)"
+    }
+
+    /// Appends text fields for `value` under `name`: every kind is written, none dropped. Arrays
+    /// become `name[]` fields and objects `name[key]` fields (in sorted key order); `.null` is an
+    /// empty field; dates are ISO 8601.
+    public mutating func append(_ value: ParameterValue, name: String) {
+        switch value {
+        case .array(let elements):
+            for element in elements { append(element, name: name + "[]") }
+        case .object(let members):
+            for (key, member) in members.sorted(by: { $0.key < $1.key }) { append(member, name: "\(name)[\(key)]") }
+        case .string(let text): appendText(text, name: name)
+        case .int(let number): appendText(String(number), name: name)
+        case .double(let number): appendText(String(number), name: name)
+        case .bool(let flag): appendText(flag ? "true" : "false", name: name)
+        case .date(let date): appendText(date.formatted(.iso8601), name: name)
+        case .null: appendText("", name: name)
+        }
+    }
+
+    /// Appends a text field for each parameter, in sorted key order.
+    public mutating func append(_ parameters: [String: ParameterValue]) {
+        for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            append(value, name: name)
+        }
+    }
+
+    /// Appends bytes as a file part. The MIME type defaults to the file name's extension's.
+    public mutating func append(_ data: Data, name: String, fileName: String, mimeType: String? = nil) {
+        let type = mimeType ?? MIMEType.forPathExtension((fileName as NSString).pathExtension)
+        parts.append(Part(name: name, fileName: fileName, mimeType: type, body: .data(data)))
+    }
+
+    /// Appends a file part, read in chunks when the body is written. The file name defaults to the
+    /// file's, the MIME type to its extension's.
+    /// - Throws: ``MultipartError/unreadableFile(path:reason:)`` when the file's size cannot be read.
+    public mutating func append(
+        fileURL: URL, name: String, fileName: String? = nil, mimeType: String? = nil
+    )
+        throws(MultipartError)
+    {
+        let length: UInt64
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: fileURL.path)
+            guard (attributes[.type] as? FileAttributeType) != .typeDirectory else {
+                throw MultipartError.unreadableFile(path: fileURL.path, reason: "it is a directory")
+            }
+            length = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
+        } catch let error as MultipartError {
+            throw error
+        } catch {
+            throw .unreadableFile(path: fileURL.path, reason: error.localizedDescription)
+        }
+        let type = mimeType ?? MIMEType.forPathExtension(fileURL.pathExtension)
+        parts.append(
+            Part(
+                name: name, fileName: fileName ?? fileURL.lastPathComponent, mimeType: type,
+                body: .file(fileURL, length: length)))
+    }
+
+    /// Appends every part of `other`, in order (its boundary is not used).
+    public mutating func append(contentsOf other: MultipartFormData) {
+        parts += other.parts
+    }
+
+    private mutating func appendText(_ text: String, name: String) {
+        parts.append(Part(name: name, fileName: nil, mimeType: nil, body: .data(Data(text.utf8))))
+    }
+
+    /// The body's length in bytes.
+    public var contentLength: UInt64 {
+        parts.reduce(UInt64(closingDelimiter.count)) { total, part in
+            let bodyLength: UInt64
+            switch part.body {
+            case .data(let data): bodyLength = UInt64(data.count)
+            case .file(_, let length): bodyLength = length
+            }
+            return total + UInt64(header(of: part).count) + bodyLength + 2
+        }
+    }
+
+    /// The whole body in memory. Files are read whole: use ``write(to:)`` for large ones.
+    /// - Throws: ``MultipartError`` when a file cannot be read.
+    public func encoded() throws(MultipartError) -> Data {
+        var data = Data()
+        data.reserveCapacity(Int(clamping: contentLength))
+        try write { data.append($0) }
+        return data
+    }
+
+    /// Writes the body to a new file at `url`, reading file parts in 1 MiB chunks.
+    /// - Throws: ``MultipartError`` when a file cannot be read or the output written.
+    public func write(to url: URL) throws(MultipartError) {
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw .unwritableFile(path: url.path, reason: "the file could not be created")
+        }
+        let output: FileHandle
+        do {
+            output = try FileHandle(forWritingTo: url)
+        } catch {
+            throw .unwritableFile(path: url.path, reason: error.localizedDescription)
+        }
+        defer { try? output.close() }
+        try write { chunk throws(MultipartError) in
+            do {
+                try output.write(contentsOf: chunk)
+            } catch {
+                throw .unwritableFile(path: url.path, reason: error.localizedDescription)
+            }
+        }
+    }
+
+    /// Hands the body to `sink` in pieces: part headers, part bodies (files in 1 MiB chunks), delimiters.
+    private func write(_ sink: (Data) throws(MultipartError) -> Void) throws(MultipartError) {
+        for part in parts {
+            try sink(header(of: part))
+            switch part.body {
+            case .data(let data):
+                try sink(data)
+            case .file(let url, let length):
+                try copy(url, expectedLength: length, to: sink)
+            }
+            try sink(Data("\r\n".utf8))
+        }
+        try sink(closingDelimiter)
+    }
+
+    private func copy(
+        _ url: URL, expectedLength: UInt64, to sink: (Data) throws(MultipartError) -> Void
+    ) throws(MultipartError) {
+        let input: FileHandle
+        do {
+            input = try FileHandle(forReadingFrom: url)
+        } catch {
+            throw .unreadableFile(path: url.path, reason: error.localizedDescription)
+        }
+        defer { try? input.close() }
+        var copied: UInt64 = 0
+        while true {
+            let chunk: Data?
+            do {
+                chunk = try input.read(upToCount: 1_048_576)
+            } catch {
+                throw .unreadableFile(path: url.path, reason: error.localizedDescription)
+            }
+            guard let chunk, !chunk.isEmpty else { break }
+            copied += UInt64(chunk.count)
+            guard copied <= expectedLength else { break }
+            try sink(chunk)
+        }
+        guard copied == expectedLength else {
+            throw .unreadableFile(path: url.path, reason: "its size changed from \(expectedLength) to \(copied) bytes")
+        }
+    }
+
+    private func header(of part: Part) -> Data {
+        var header = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.escape(part.name))\""
+        if let fileName = part.fileName {
+            header += "; filename=\"\(Self.escape(fileName))\""
+        }
+        header += "\r\n"
+        if let mimeType = part.mimeType {
+            header += "Content-Type: \(mimeType)\r\n"
+        }
+        return Data((header + "\r\n").utf8)
+    }
+
+    private var closingDelimiter: Data {
+        Data("--\(boundary)--\r\n".utf8)
+    }
+
+    /// `"`, CR and LF as `%22`, `%0D`, `%0A` (HTML form encoding, per RFC 7578 §4.2).
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "%22"
+            case "\r": escaped += "%0D"
+            case "\n": escaped += "%0A"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+}
+
+/// Why a multipart body could not be built.
+public enum MultipartError: Error, Hashable, Sendable, LocalizedError {
+    /// A file part's file could not be read.
+    case unreadableFile(path: String, reason: String)
+    /// The body could not be written to a file.
+    case unwritableFile(path: String, reason: String)
+
+    /// A sentence saying what was wrong.
+    public var errorDescription: String? {
+        switch self {
+        case .unreadableFile(let path, let reason):
+            return "The file \(path) could not be read for a multipart body: \(reason)"
+        case .unwritableFile(let path, let reason):
+            return "The multipart body could not be written to \(path): \(reason)"
+        }
+    }
+}

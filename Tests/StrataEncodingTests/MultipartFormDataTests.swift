@@ -1,0 +1,176 @@
+import Foundation
+import StrataCore
+import StrataEncoding
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite struct MultipartFormDataTests {
+    private func temporaryFile(_ contents: Data, name: String = "strata-\(UUID().uuidString).png") throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(name)
+        try contents.write(to: url)
+        return url
+    }
+
+    @Test func textFieldsOfEveryKindAreWrittenNoneDropped() throws {
+        var form = MultipartFormData(boundary: "B")
+        form.append([
+            "s": "text", "i": 42, "d": 2.5, "b": false, "n": nil, "list": [1, "two"], "obj": ["k": true],
+            "at": .date(Date(timeIntervalSince1970: 0)),
+        ])
+        let body = String(decoding: try form.encoded(), as: UTF8.self)
+        let fields = [
+            ("at", "1970-01-01T00:00:00Z"), ("b", "false"), ("d", "2.5"), ("i", "42"), ("list[]", "1"),
+            ("list[]", "two"),
+            ("n", ""), ("obj[k]", "true"), ("s", "text"),
+        ]
+        let expected =
+            fields.map { "--B\r\nContent-Disposition: form-data; name=\"\($0.0)\"\r\n\r\n\($0.1)\r\n" }.joined()
+            + "--B--\r\n"
+        #expect(body == expected)
+    }
+
+    @Test func dataAndFilePartsCarryFileNameAndMIMEType() throws {
+        let file = try temporaryFile(Data([1, 2, 3]), name: "strata-\(UUID().uuidString).PNG")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data("x".utf8), name: "note", fileName: "note.txt")
+        try form.append(fileURL: file, name: "image", fileName: "photo.PNG")
+        form.append(Data([0]), name: "blob", fileName: "blob.unknownext")
+        let body = try form.encoded()
+        let expected =
+            "--B\r\nContent-Disposition: form-data; name=\"note\"; filename=\"note.txt\"\r\nContent-Type: text/plain\r\n\r\nx\r\n"
+            + "--B\r\nContent-Disposition: form-data; name=\"image\"; filename=\"photo.PNG\"\r\nContent-Type: image/png\r\n\r\n\u{1}\u{2}\u{3}\r\n"
+            + "--B\r\nContent-Disposition: form-data; name=\"blob\"; filename=\"blob.unknownext\"\r\n"
+            + "Content-Type: application/octet-stream\r\n\r\n\u{0}\r\n--B--\r\n"
+        #expect(body == Data(expected.utf8))
+        #expect(form.contentLength == UInt64(body.count))
+    }
+
+    @Test func quotesCarriageReturnsAndLineFeedsInNamesAreEscaped() throws {
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data(), name: "a\"b\r\nc", fileName: "évil\"\r\n.txt")
+        let body = String(decoding: try form.encoded(), as: UTF8.self)
+        #expect(body.contains(#"name="a%22b%0D%0Ac"; filename="évil%22%0D%0A.txt""#))
+    }
+
+    @Test func mimeTypesComeFromATableOfExtensions() {
+        #expect(MIMEType.forPathExtension("JPG") == "image/jpeg")
+        #expect(MIMEType.forPathExtension("json") == "application/json")
+        #expect(MIMEType.forPathExtension("mp4") == "video/mp4")
+        #expect(MIMEType.forPathExtension("") == "application/octet-stream")
+        #expect(MIMEType.forPathExtension("nope") == "application/octet-stream")
+    }
+
+    @Test func boundariesAreRandomAndSafe() {
+        let boundaries = (0..<200).map { _ in MultipartFormData.makeBoundary() }
+        #expect(Set(boundaries).count == 200)
+        #expect(
+            boundaries.allSatisfy {
+                $0.hasPrefix("strata.") && $0.count == 39 && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." }
+            })
+    }
+
+    @Test func aMissingFileIsATypedError() {
+        var form = MultipartFormData()
+        let missing = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString).bin")
+        #expect(throws: MultipartError.self) { try form.append(fileURL: missing, name: "f") }
+        #expect(throws: MultipartError.self) {
+            try form.append(fileURL: FileManager.default.temporaryDirectory, name: "dir")
+        }
+    }
+
+    @Test func aFileThatChangesSizeIsATypedError() throws {
+        let file = try temporaryFile(Data(repeating: 1, count: 10))
+        defer { try? FileManager.default.removeItem(at: file) }
+        var form = MultipartFormData()
+        try form.append(fileURL: file, name: "f")
+        try Data(repeating: 1, count: 20).write(to: file)
+        #expect(throws: MultipartError.self) { try form.encoded() }
+    }
+}
+
+@Suite struct MultipartEncodingTests {
+    private func postRequest() throws -> URLRequest {
+        var request = URLRequest(url: try #require(URL(string: "https://api.example.com/upload")))
+        request.httpMethod = "POST"
+        return request
+    }
+
+    @Test func aSmallBodyIsBuiltInMemoryWithContentTypeAndLength() throws {
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data("file".utf8), name: "f", fileName: "f.txt")
+        let request = try MultipartEncoding(form: form).encode(postRequest(), with: ["title": "T"])
+        let body = try #require(request.httpBody)
+        #expect(
+            String(decoding: body, as: UTF8.self).hasPrefix(
+                "--B\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nT\r\n"))
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "multipart/form-data; boundary=B")
+        #expect(request.value(forHTTPHeaderField: "Content-Length") == String(body.count))
+        #expect(request.httpBodyStream == nil)
+    }
+
+    @Test func aBodyAboveTheThresholdIsStreamedToATemporaryFileWithTheSameBytes() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data(repeating: 7, count: 5_000), name: "f", fileName: "f.bin")
+        let encoding = MultipartEncoding(form: form, memoryThreshold: 1_000, temporaryDirectory: directory)
+        let inMemory = try MultipartEncoding(form: form).encode(postRequest(), with: ["a": 1]).httpBody
+
+        let request = try encoding.encode(postRequest(), with: ["a": 1])
+        let stream = try #require(request.httpBodyStream as? FileBodyStream)
+        #expect(request.httpBody == nil)
+        #expect(stream.removesFileOnRelease)
+        #expect(try Data(contentsOf: stream.fileURL) == inMemory)
+        #expect(request.value(forHTTPHeaderField: "Content-Length") == String(inMemory?.count ?? 0))
+    }
+
+    @Test func theTemporaryFileIsGoneOnceTheLastCopyOfTheRequestIsReleased() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var form = MultipartFormData()
+        form.append(Data(repeating: 1, count: 2_000), name: "f", fileName: "f.bin")
+        func encodeAndRelease() throws {
+            let request = try MultipartEncoding(form: form, memoryThreshold: 100, temporaryDirectory: directory).encode(
+                postRequest(), with: [:])
+            #expect(request.httpBodyStream is FileBodyStream)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 1)
+        }
+        try encodeAndRelease()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test func aFormWithOnlyFilePartsStillGetsItsBody() throws {
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data("x".utf8), name: "f", fileName: "f.txt")
+        #expect(MultipartEncoding(form: form).writesBodyWithoutParameters)
+        #expect(!JSONEncoding.default.writesBodyWithoutParameters)
+    }
+
+    @Test func theFileBodyStreamReadsTheWholeFileInChunks() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID().uuidString).bin")
+        let contents = Data((0..<100_000).map { UInt8($0 % 253) })
+        try contents.write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let stream = try FileBodyStream(fileURL: url)
+        #expect(stream.length == 100_000)
+        stream.open()
+        var read = Data()
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while stream.hasBytesAvailable {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            guard count > 0 else { break }
+            read.append(buffer, count: count)
+        }
+        stream.close()
+        #expect(read == contents)
+        #expect(stream.streamStatus == .closed)
+    }
+}
