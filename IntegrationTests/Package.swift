@@ -32,6 +32,14 @@ let package = Package(
             ],
             swiftSettings: settings
         ),
+        .executableTarget(
+            name: "UploadMemoryCheck",
+            dependencies: [
+                "StrataTestServer",
+                .product(name: "Strata", package: "Strata"),
+            ],
+            swiftSettings: settings
+        ),
         .testTarget(
             name: "StrataIntegrationTests",
             dependencies: [

@@ -30,16 +30,23 @@ enum Gzip {
         return crc.value
     }
 
-    /// A CRC-32 (IEEE) computed over bytes as they come.
-    struct CRC32 {
-        private var state = ~UInt32(0)
+    fileprivate static let crcTable: [UInt32] = table
+}
 
-        mutating func update(_ bytes: some Sequence<UInt8>) {
-            for byte in bytes {
-                state = Gzip.table[Int((state ^ UInt32(byte)) & 0xFF)] ^ (state >> 8)
-            }
+/// A CRC-32 (IEEE 802.3, as gzip uses) computed over bytes as they come.
+public struct CRC32: Sendable {
+    private var state = ~UInt32(0)
+
+    /// Starts a checksum.
+    public init() {}
+
+    /// Adds `bytes`.
+    public mutating func update(_ bytes: some Sequence<UInt8>) {
+        for byte in bytes {
+            state = Gzip.crcTable[Int((state ^ UInt32(byte)) & 0xFF)] ^ (state >> 8)
         }
-
-        var value: UInt32 { ~state }
     }
+
+    /// The checksum of everything added so far.
+    public var value: UInt32 { ~state }
 }

@@ -12,7 +12,7 @@ final class MultipartConsumer: BodyConsumer {
     private var headers: [String: String] = [:]
     private var kept: [UInt8] = []
     private var size = 0
-    private var crc = Gzip.CRC32()
+    private var crc = CRC32()
     private var failed = false
 
     init(contentType: String) {
@@ -44,7 +44,7 @@ final class MultipartConsumer: BodyConsumer {
             headers = [:]
             kept = []
             size = 0
-            crc = Gzip.CRC32()
+            crc = CRC32()
         }
     }
 

@@ -73,7 +73,9 @@ import Testing
             )
             let part = try #require(echo.parts.first)
             #expect(part.size == payload.count)
-            #expect(part.crc32 == crc32(payload))
+            var expected = CRC32()
+            expected.update(payload)
+            #expect(part.crc32 == expected.value)
         }
         try await Task.sleep(for: .milliseconds(200))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
@@ -116,13 +118,4 @@ import Testing
             }
         }
     }
-}
-
-/// CRC-32 (IEEE), to compare with the server's per-part checksum.
-func crc32(_ data: Data) -> UInt32 {
-    var table = [UInt32](repeating: 0, count: 256)
-    for index in 0..<256 {
-        table[index] = (0..<8).reduce(UInt32(index)) { crc, _ in crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
-    }
-    return ~data.reduce(~UInt32(0)) { crc, byte in table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
 }
