@@ -13,6 +13,8 @@ public enum ParameterEncodingError: Error, Hashable, Sendable, LocalizedError {
     case membersRequired(type: String, found: String)
     /// A multipart body could not be built.
     case multipart(MultipartError)
+    /// An XML body could not be written (an invalid name or character, or an unsupported value).
+    case xml(XMLError)
 
     /// A sentence saying what was wrong.
     public var errorDescription: String? {
@@ -25,6 +27,8 @@ public enum ParameterEncodingError: Error, Hashable, Sendable, LocalizedError {
             return "A value of type \(type) could not be encoded: \(reason)"
         case .multipart(let error):
             return error.errorDescription
+        case .xml(let error):
+            return error.description
         case .membersRequired(let type, let found):
             return
                 "A value of type \(type) must encode as named members to be used as parameters, but encoded as \(found)."

@@ -57,13 +57,19 @@ public struct ParameterValueEncoder: Sendable {
     /// The parameter tree `value` encodes to.
     /// - Throws: ``ParameterEncodingError/encodingFailed(type:reason:)`` when the value's encoding fails.
     public func encode(_ value: some Encodable) throws(ParameterEncodingError) -> ParameterValue {
+        try encodeOrdered(value).parameterValue
+    }
+
+    /// The tree `value` encodes to, members in the order they were encoded (for formats where order
+    /// matters, such as XML).
+    package func encodeOrdered(_ value: some Encodable) throws(ParameterEncodingError) -> OrderedValue {
         let node = Node()
         do {
             try Context(options: self, codingPath: []).encode(value, into: node)
         } catch {
             throw .encodingFailed(type: String(describing: type(of: value)), reason: Self.describe(error))
         }
-        return node.value
+        return node.ordered
     }
 
     /// The named members `value` encodes to.
@@ -88,6 +94,27 @@ public struct ParameterValueEncoder: Sendable {
     }
 }
 
+/// An encoded value whose members keep the order they were encoded in.
+package indirect enum OrderedValue: Sendable {
+    /// A string, number, Boolean, date or null.
+    case scalar(ParameterValue)
+    /// Named members, in order.
+    case members([(key: String, value: OrderedValue)])
+    /// Elements, in order.
+    case elements([OrderedValue])
+
+    /// The same value as a ``StrataCore/ParameterValue`` (members lose their order).
+    package var parameterValue: ParameterValue {
+        switch self {
+        case .scalar(let value): return value
+        case .members(let members):
+            return .object(
+                Dictionary(members.map { ($0.key, $0.value.parameterValue) }, uniquingKeysWith: { _, last in last }))
+        case .elements(let elements): return .array(elements.map(\.parameterValue))
+        }
+    }
+}
+
 // MARK: - The tree under construction
 
 /// One value being encoded. Containers keep a reference and fill it in, so nested containers and
@@ -96,28 +123,34 @@ private final class Node {
     enum Content {
         case empty
         case single(ParameterValue)
-        case members([String: Node])
+        case members(keys: [String], nodes: [String: Node])
         case elements([Node])
     }
 
     var content = Content.empty
 
-    var value: ParameterValue {
+    var ordered: OrderedValue {
         switch content {
-        case .empty: return .object([:])
-        case .single(let value): return value
-        case .members(let members): return .object(members.mapValues(\.value))
-        case .elements(let elements): return .array(elements.map(\.value))
+        case .empty: return .members([])
+        case .single(let value): return .scalar(value)
+        case .members(let keys, let nodes):
+            return .members(keys.compactMap { key in nodes[key].map { (key, $0.ordered) } })
+        case .elements(let elements): return .elements(elements.map(\.ordered))
         }
     }
 
     func member(_ key: String) -> Node {
-        var members: [String: Node] = [:]
-        if case .members(let existing) = content { members = existing }
-        if let node = members[key] { return node }
+        var keys: [String] = []
+        var nodes: [String: Node] = [:]
+        if case .members(let existingKeys, let existingNodes) = content {
+            keys = existingKeys
+            nodes = existingNodes
+        }
+        if let node = nodes[key] { return node }
         let node = Node()
-        members[key] = node
-        content = .members(members)
+        keys.append(key)
+        nodes[key] = node
+        content = .members(keys: keys, nodes: nodes)
         return node
     }
 
@@ -216,7 +249,7 @@ private struct TreeEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .members = node.content {} else { node.content = .members([:]) }
+        if case .members = node.content {} else { node.content = .members(keys: [], nodes: [:]) }
         return KeyedEncodingContainer(MembersContainer<Key>(node: node, context: context))
     }
 

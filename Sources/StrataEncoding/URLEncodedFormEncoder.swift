@@ -130,15 +130,19 @@ public struct URLEncodedFormEncoder: Sendable {
             case .numeric: return flag ? "1" : "0"
             case .literal: return flag ? "true" : "false"
             }
-        case .date(let date): return PercentEncoding.encodeQueryComponent(text(of: date))
+        case .date(let date): return PercentEncoding.encodeQueryComponent(dateEncoding.text(for: date))
         case .null, .array, .object: return ""
         }
     }
+}
 
-    private func text(of date: Date) -> String {
-        switch dateEncoding {
+extension URLEncodedFormEncoder.DateEncoding {
+    /// The text of `date` in this encoding (shared by the form and XML encoders).
+    package func text(for date: Date) -> String {
+        switch self {
         case .iso8601:
-            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: hasFraction(date)))
+            let hasFraction = date.timeIntervalSince1970.rounded(.down) != date.timeIntervalSince1970
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: hasFraction))
         case .secondsSince1970:
             return String(date.timeIntervalSince1970)
         case .millisecondsSince1970:
@@ -146,10 +150,6 @@ public struct URLEncodedFormEncoder: Sendable {
         case .custom(let format):
             return format(date)
         }
-    }
-
-    private func hasFraction(_ date: Date) -> Bool {
-        date.timeIntervalSince1970.rounded(.down) != date.timeIntervalSince1970
     }
 }
 

@@ -162,3 +162,17 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+@Suite struct RFC3986Tests {
+    /// Examples from RFC 3986: unreserved characters stay (§2.3), `%` itself is encoded (§2.4), and
+    /// non-ASCII text is encoded as its UTF-8 bytes (§2.5: "À" is "%C3%80").
+    @Test func percentEncodingFollowsTheRFCExamples() {
+        func encode(_ parameters: [String: ParameterValue]) -> String { URLEncodedFormEncoder().encode(parameters) }
+        #expect(encode(["v": "ABCXYZabcxyz0189-._~"]) == "v=ABCXYZabcxyz0189-._~")
+        #expect(encode(["v": "100%"]) == "v=100%25")
+        #expect(encode(["v": "À"]) == "v=%C3%80")
+        #expect(encode(["v": "a b"]) == "v=a%20b")
+        #expect(encode(["gen-delims": ":/?#[]@"]) == "gen-delims=%3A/?%23%5B%5D%40")
+        #expect(encode(["sub-delims": "!$&'()*+,;="]) == "sub-delims=%21%24%26%27%28%29%2A%2B%2C%3B%3D")
+    }
+}

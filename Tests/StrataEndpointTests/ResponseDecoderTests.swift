@@ -1,4 +1,5 @@
 import Foundation
+import StrataEncoding
 import StrataEndpoint
 import Testing
 
@@ -43,5 +44,30 @@ import Testing
 
     @Test func emptyIsTheEmptyResponseValue() {
         #expect(Empty.emptyValue() == Empty())
+    }
+}
+
+@Suite struct XMLResponseDecoderTests {
+    struct Quote: Decodable, Equatable {
+        enum CodingKeys: String, CodingKey { case symbol = "@symbol", price }
+        let symbol: String
+        let price: Double
+    }
+
+    @Test func decodesTheRootElement() throws {
+        let xml = Data(#"<?xml version="1.0"?><quote symbol="X"><price>12.5</price></quote>"#.utf8)
+        #expect(try XMLResponseDecoder().decode(xml, as: Quote.self) == Quote(symbol: "X", price: 12.5))
+    }
+
+    @Test func unwrapsASOAPBody() throws {
+        let xml = Data(
+            (#"<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Header><t>1</t></s:Header>"#
+                + #"<s:Body><quote symbol="Y"><price>3</price></quote></s:Body></s:Envelope>"#).utf8
+        )
+        #expect(
+            try XMLResponseDecoder(unwrapsSOAPBody: true).decode(xml, as: Quote.self) == Quote(symbol: "Y", price: 3))
+        #expect(throws: XMLError.self) {
+            try XMLResponseDecoder(unwrapsSOAPBody: true).decode(Data("<quote/>".utf8), as: Quote.self)
+        }
     }
 }

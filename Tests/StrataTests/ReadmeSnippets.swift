@@ -92,6 +92,23 @@ func readmeWalkthrough() async throws {
         queryEncoding: URLEncoding(destination: .queryString, arrayEncoding: .commaSeparated)
     )
 
+    var form = MultipartFormData()
+    form.append(Data("thumbnail bytes".utf8), name: "thumbnail", fileName: "thumb.png")
+    let upload = Endpoint<Void>(
+        path: "photos",
+        method: .post,
+        bodyParameters: ["caption": "Sunset", "public": true],
+        bodyEncoding: MultipartEncoding(form: form),
+        uploadProgress: { progress in print(progress.fractionCompleted) }
+    )
+    let order = Endpoint<User>(
+        path: "orders",
+        method: .post,
+        bodyParametersEncodable: NewUser(name: "Ann"),
+        bodyEncoding: XMLEncoding(rootElement: "order"),
+        responseDecoder: XMLResponseDecoder()
+    )
+
     let sessionManager = URLSessionManager(
         adapters: [APIKeyAdapter(key: "secret")],
         retriers: [RetryServerErrorsOnce()]
@@ -118,7 +135,7 @@ func readmeWalkthrough() async throws {
 
     let created = try await transfer.request(UserEndpoints.create(NewUser(name: "Ann")))
 
-    _ = (login, tagged, created)
+    _ = (login, tagged, upload, order, created)
 }
 
 // MARK: - Run

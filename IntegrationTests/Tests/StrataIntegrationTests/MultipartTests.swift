@@ -119,3 +119,46 @@ import Testing
         }
     }
 }
+
+/// XML bodies written by Strata, echoed by the server, and decoded from the reply.
+@Suite struct XMLRoundTripTests {
+    struct Note: Codable, Equatable, Sendable {
+        enum CodingKeys: String, CodingKey { case lang = "@lang", to, body, tags }
+        let lang: String
+        let to: String
+        let body: String
+        let tags: [String]
+    }
+
+    @Test func anXMLBodyIsEchoedAndDecodedFromTheReply() async throws {
+        let note = Note(lang: "nb", to: "Åse & Bo", body: "<hei> \"på\" deg", tags: ["a", "b"])
+        try await Harness.with { (harness) async throws in
+            let echoed = try await harness.transfer.request(
+                Endpoint<Note>(
+                    path: "xml",
+                    method: .post,
+                    bodyParametersEncodable: note,
+                    bodyEncoding: XMLEncoding(rootElement: "note"),
+                    responseDecoder: XMLResponseDecoder()
+                )
+            )
+            #expect(echoed == note)
+        }
+    }
+
+    @Test func aSOAPEnvelopeIsEchoedAndItsBodyUnwrapped() async throws {
+        struct GetQuote: Codable, Equatable, Sendable { let symbol: String }
+        try await Harness.with { (harness) async throws in
+            let echoed = try await harness.transfer.request(
+                Endpoint<GetQuote>(
+                    path: "xml",
+                    method: .post,
+                    bodyParametersEncodable: GetQuote(symbol: "STRT"),
+                    bodyEncoding: XMLEncoding.soap(.v1_2, operation: "GetQuote"),
+                    responseDecoder: XMLResponseDecoder(unwrapsSOAPBody: true)
+                )
+            )
+            #expect(echoed == GetQuote(symbol: "STRT"))
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Writes parameters, or an `Encodable` value, as an XML body: a plain document, a SOAP envelope
+/// (1.1 or 1.2, with an optional header), or an XML property list.
+///
+/// The body is UTF-8 with its exact byte length in `Content-Length`; `Content-Type` is set only
+/// when the request has none; the method is never changed. Invalid element names and characters
+/// XML cannot hold are typed errors (``ParameterEncodingError/xml(_:)``).
+///
+/// ```swift
+/// Endpoint<Receipt>(path: "orders", method: .post, bodyParametersEncodable: order,
+///                   bodyEncoding: XMLEncoding(rootElement: "order"),
+///                   responseDecoder: XMLResponseDecoder())
+/// Endpoint<Quote>(path: "stock", method: .post, bodyParameters: ["symbol": "AAPL"],
+///                 bodyEncoding: XMLEncoding.soap(.v1_2, operation: "GetQuote"))
+/// ```
+public struct XMLEncoding: ParameterEncoding {
+    /// A SOAP version, with its envelope namespace and content type.
+    public enum SOAPVersion: Hashable, Sendable {
+        /// SOAP 1.1: `text/xml`, `SOAPAction` header.
+        case v1_1
+        /// SOAP 1.2: `application/soap+xml`, `action` parameter.
+        case v1_2
+
+        /// The envelope namespace.
+        public var namespace: String {
+            switch self {
+            case .v1_1: return "http://schemas.xmlsoap.org/soap/envelope/"
+            case .v1_2: return "http://www.w3.org/2003/05/soap-envelope"
+            }
+        }
+    }
+
+    /// The kind of document written.
+    public enum Format: Sendable {
+        /// A document whose root element has this name.
+        case document(rootElement: String)
+        /// A SOAP envelope whose body holds the `operation` element, with `header` elements in
+        /// its header, and `action` as the SOAP action.
+        case soap(SOAPVersion, operation: String, header: [XMLTree], action: String?)
+        /// An XML property list (`PropertyListSerialization` / `PropertyListEncoder`).
+        case propertyList
+    }
+
+    /// What is written.
+    public var format: Format
+    /// How values become elements (documents and SOAP).
+    public var encoder: XMLEncoder
+
+    /// A document with root element `rootElement`.
+    public init(rootElement: String = "parameters", encoder: XMLEncoder = XMLEncoder()) {
+        self.init(format: .document(rootElement: rootElement), encoder: encoder)
+    }
+
+    /// An encoding of the given format.
+    public init(format: Format, encoder: XMLEncoder = XMLEncoder()) {
+        self.format = format
+        self.encoder = encoder
+    }
+
+    /// A SOAP envelope of `version` whose body holds `operation`.
+    public static func soap(
+        _ version: SOAPVersion,
+        operation: String,
+        header: [XMLTree] = [],
+        action: String? = nil,
+        encoder: XMLEncoder = XMLEncoder()
+    ) -> XMLEncoding {
+        XMLEncoding(format: .soap(version, operation: operation, header: header, action: action), encoder: encoder)
+    }
+
+    /// An XML property list.
+    public static let propertyList = XMLEncoding(format: .propertyList)
+
+    /// Returns `request` with `parameters` as its XML body.
+    public func encode(
+        _ request: URLRequest, with parameters: [String: ParameterValue]
+    ) throws(ParameterEncodingError)
+        -> URLRequest
+    {
+        do {
+            switch format {
+            case .document(let root):
+                return try apply(XMLWriter().write(encoder.encode(parameters, rootElement: root)), to: request)
+            case .soap(let version, let operation, let header, let action):
+                let envelope = try Self.envelope(
+                    version, header: header, body: encoder.encode(parameters, rootElement: operation))
+                return try apply(XMLWriter().write(envelope), to: request, soap: (version, action))
+            case .propertyList:
+                return apply(try Self.propertyList(parameters), to: request)
+            }
+        } catch {
+            throw .xml(error)
+        }
+    }
+
+    /// Returns `request` with `value` as its XML body.
+    public func encode(
+        _ request: URLRequest, withEncodable value: any Encodable & Sendable
+    )
+        throws(ParameterEncodingError) -> URLRequest
+    {
+        do {
+            switch format {
+            case .document(let root):
+                return try apply(XMLWriter().write(encoder.encode(value, rootElement: root)), to: request)
+            case .soap(let version, let operation, let header, let action):
+                let envelope = try Self.envelope(
+                    version, header: header, body: encoder.encode(value, rootElement: operation))
+                return try apply(XMLWriter().write(envelope), to: request, soap: (version, action))
+            case .propertyList:
+                return apply(try Self.propertyList(encoding: value), to: request)
+            }
+        } catch {
+            throw .xml(error)
+        }
+    }
+
+    private static func envelope(_ version: SOAPVersion, header: [XMLTree], body: XMLTree) -> XMLTree {
+        var children: [XMLTree.Child] = []
+        if !header.isEmpty {
+            children.append(.element(XMLTree("soap:Header", children: header.map { .element($0) })))
+        }
+        children.append(.element(XMLTree("soap:Body", children: [.element(body)])))
+        return XMLTree("soap:Envelope", attributes: [("xmlns:soap", version.namespace)], children: children)
+    }
+
+    private static func propertyList(encoding value: some Encodable) throws(XMLError) -> Data {
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .xml
+        do {
+            return try encoder.encode(value)
+        } catch {
+            throw .unsupportedValue(String(describing: error))
+        }
+    }
+
+    private static func propertyList(_ parameters: [String: ParameterValue]) throws(XMLError) -> Data {
+        func object(_ value: ParameterValue) throws(XMLError) -> Any {
+            switch value {
+            case .string(let text): return text
+            case .int(let number): return number
+            case .double(let number): return number
+            case .bool(let flag): return flag
+            case .date(let date): return date
+            case .array(let elements):
+                var items: [Any] = []
+                for element in elements { items.append(try object(element)) }
+                return items
+            case .object(let members):
+                var dictionary: [String: Any] = [:]
+                for (key, member) in members { dictionary[key] = try object(member) }
+                return dictionary
+            case .null: throw .unsupportedValue("a property list cannot hold null")
+            }
+        }
+        do {
+            return try PropertyListSerialization.data(
+                fromPropertyList: try object(.object(parameters)), format: .xml, options: 0)
+        } catch let error as XMLError {
+            throw error
+        } catch {
+            throw .unsupportedValue(String(describing: error))
+        }
+    }
+
+    private func apply(_ document: String, to request: URLRequest, soap: (SOAPVersion, String?)? = nil) -> URLRequest {
+        var request = request
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            switch soap {
+            case nil:
+                request.setValue("application/xml; charset=utf-8", forHTTPHeaderField: "Content-Type")
+            case (.v1_1, _)?:
+                request.setValue("text/xml; charset=utf-8", forHTTPHeaderField: "Content-Type")
+            case (.v1_2, let action)?:
+                let parameter = action.map { "; action=\"\($0)\"" } ?? ""
+                request.setValue("application/soap+xml; charset=utf-8" + parameter, forHTTPHeaderField: "Content-Type")
+            }
+        }
+        if case (.v1_1, let action?)? = soap, request.value(forHTTPHeaderField: "SOAPAction") == nil {
+            request.setValue("\"\(action)\"", forHTTPHeaderField: "SOAPAction")
+        }
+        return setBody(Data(document.utf8), on: request)
+    }
+
+    private func apply(_ propertyList: Data, to request: URLRequest) -> URLRequest {
+        var request = request
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue("application/x-plist", forHTTPHeaderField: "Content-Type")
+        }
+        return setBody(propertyList, on: request)
+    }
+
+    private func setBody(_ body: Data, on request: URLRequest) -> URLRequest {
+        var request = request
+        request.httpBody = body
+        request.setValue(String(body.count), forHTTPHeaderField: "Content-Length")
+        return request
+    }
+}

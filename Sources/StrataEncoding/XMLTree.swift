@@ -1,0 +1,89 @@
+/// An XML element: a name, attributes in order, and children (elements and text) in order.
+///
+/// The XML encoders build one and ``XMLWriter`` writes it; ``XMLDecoder`` parses documents into one.
+public struct XMLTree: Hashable, Sendable {
+    /// One child of an element.
+    public enum Child: Hashable, Sendable {
+        /// A nested element.
+        case element(XMLTree)
+        /// Character data.
+        case text(String)
+    }
+
+    /// The element name, prefix included (`soap:Envelope`).
+    public var name: String
+    /// The attributes, in the order they are written.
+    public var attributes: [(name: String, value: String)]
+    /// The children, in order.
+    public var children: [Child]
+
+    /// Creates an element.
+    public init(_ name: String, attributes: [(name: String, value: String)] = [], children: [Child] = []) {
+        self.name = name
+        self.attributes = attributes
+        self.children = children
+    }
+
+    /// An element holding only `text`.
+    public init(_ name: String, text: String) {
+        self.init(name, children: [.text(text)])
+    }
+
+    /// The element children, in order.
+    public var elements: [XMLTree] {
+        children.compactMap { if case .element(let element) = $0 { return element } else { return nil } }
+    }
+
+    /// The concatenated character data of the direct text children.
+    public var text: String {
+        children.map { if case .text(let text) = $0 { return text } else { return "" } }.joined()
+    }
+
+    /// The value of attribute `name`.
+    public func attribute(_ name: String) -> String? {
+        attributes.first { $0.name == name }?.value
+    }
+
+    /// Equal when names, attributes (in order) and children are equal.
+    public static func == (lhs: XMLTree, rhs: XMLTree) -> Bool {
+        lhs.name == rhs.name && lhs.children == rhs.children
+            && lhs.attributes.map(\.name) == rhs.attributes.map(\.name)
+            && lhs.attributes.map(\.value) == rhs.attributes.map(\.value)
+    }
+
+    /// Hashes consistently with `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(children)
+        for attribute in attributes {
+            hasher.combine(attribute.name)
+            hasher.combine(attribute.value)
+        }
+    }
+}
+
+/// Why XML could not be written or read.
+public enum XMLError: Error, Hashable, Sendable {
+    /// An element or attribute name is not an XML 1.0 `Name` (or is empty).
+    case invalidName(String)
+    /// Text or an attribute value holds a character XML 1.0 cannot represent (such as U+0000).
+    case invalidCharacter(UInt32, in: String)
+    /// A value cannot be written in this format (a `null` in a property list, say).
+    case unsupportedValue(String)
+    /// The document is not well-formed XML.
+    case malformedDocument(line: Int, column: Int, reason: String)
+}
+
+extension XMLError: CustomStringConvertible {
+    /// A sentence saying what was wrong.
+    public var description: String {
+        switch self {
+        case .invalidName(let name): return "'\(name)' is not a valid XML name."
+        case .invalidCharacter(let scalar, let context):
+            return "The character U+\(String(scalar, radix: 16, uppercase: true)) cannot appear in XML (in \(context))."
+        case .unsupportedValue(let reason): return "The value cannot be written as XML: \(reason)"
+        case .malformedDocument(let line, let column, let reason):
+            return "Malformed XML at \(line):\(column): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,99 @@
+/// Writes an ``XMLTree`` as an XML 1.0 document in UTF-8.
+///
+/// Text escapes `&`, `<` and `>`; attribute values also `"`, `'`, tab, CR and LF (as character
+/// references, so they survive attribute-value normalization); CR in text is written as `&#xD;`.
+/// Element order and attribute order are kept. Names must be XML 1.0 `Name`s and every character
+/// an XML 1.0 `Char`, or writing fails with a typed ``XMLError``, never producing a broken document.
+public struct XMLWriter: Sendable {
+    /// Whether to start with `<?xml version="1.0" encoding="UTF-8"?>`.
+    public var includesDeclaration: Bool
+
+    /// Creates a writer.
+    public init(includesDeclaration: Bool = true) {
+        self.includesDeclaration = includesDeclaration
+    }
+
+    /// The document's UTF-8 text.
+    /// - Throws: ``XMLError/invalidName(_:)`` or ``XMLError/invalidCharacter(_:in:)``.
+    public func write(_ tree: XMLTree) throws(XMLError) -> String {
+        var output = includesDeclaration ? #"<?xml version="1.0" encoding="UTF-8"?>"# : ""
+        try write(tree, to: &output)
+        return output
+    }
+
+    private func write(_ element: XMLTree, to output: inout String) throws(XMLError) {
+        try Self.validateName(element.name)
+        output += "<" + element.name
+        for attribute in element.attributes {
+            try Self.validateName(attribute.name)
+            output += " \(attribute.name)=\""
+            try Self.escape(attribute.value, attribute: true, context: "attribute \(attribute.name)", to: &output)
+            output += "\""
+        }
+        guard !element.children.isEmpty else {
+            output += "/>"
+            return
+        }
+        output += ">"
+        for child in element.children {
+            switch child {
+            case .element(let nested): try write(nested, to: &output)
+            case .text(let text):
+                try Self.escape(text, attribute: false, context: "element \(element.name)", to: &output)
+            }
+        }
+        output += "</\(element.name)>"
+    }
+
+    private static func escape(
+        _ text: String, attribute: Bool, context: String, to output: inout String
+    ) throws(XMLError) {
+        for scalar in text.unicodeScalars {
+            guard isXMLCharacter(scalar) else { throw .invalidCharacter(scalar.value, in: context) }
+            switch scalar {
+            case "&": output += "&amp;"
+            case "<": output += "&lt;"
+            case ">": output += "&gt;"
+            case "\r": output += "&#xD;"
+            case "\"" where attribute: output += "&quot;"
+            case "'" where attribute: output += "&apos;"
+            case "\t" where attribute: output += "&#x9;"
+            case "\n" where attribute: output += "&#xA;"
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+    }
+
+    /// XML 1.0 `Char`: tab, LF, CR, and U+0020–U+D7FF, U+E000–U+FFFD, U+10000–U+10FFFF.
+    static func isXMLCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x9, 0xA, 0xD, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return true
+        default: return false
+        }
+    }
+
+    /// Throws unless `name` is an XML 1.0 `Name` (§2.3).
+    static func validateName(_ name: String) throws(XMLError) {
+        guard let first = name.unicodeScalars.first, isNameStart(first),
+            name.unicodeScalars.dropFirst().allSatisfy(isNameCharacter)
+        else { throw .invalidName(name) }
+    }
+
+    private static func isNameStart(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x3A, 0x41...0x5A, 0x5F, 0x61...0x7A, 0xC0...0xD6, 0xD8...0xF6, 0xF8...0x2FF, 0x370...0x37D,
+            0x37F...0x1FFF, 0x200C...0x200D, 0x2070...0x218F, 0x2C00...0x2FEF, 0x3001...0xD7FF, 0xF900...0xFDCF,
+            0xFDF0...0xFFFD, 0x10000...0xEFFFF:
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func isNameCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x2D, 0x2E, 0x30...0x39, 0xB7, 0x300...0x36F, 0x203F...0x2040: return true
+        default: return isNameStart(scalar)
+        }
+    }
+}
