@@ -141,6 +141,34 @@ import Testing
     }
 }
 
+@Suite struct XMLRandomKeyTests {
+    /// Keys become element names, so they are drawn from letters and name characters of many scripts.
+    @Test func randomUnicodeKeysAndValuesRoundTripThroughADictionary() throws {
+        var generator = SystemRandomNumberGenerator()
+        let starts = Array("abcXYZ_éüßñжщ漢字かな")
+        let rest = starts + Array("0189-.")
+        let values: [[Character]] = [Array("abc 019"), Array("<>&\"';="), Array("éж漢"), Array("🚀👩‍💻")]
+        for _ in 0..<200 {
+            var parameters: [String: ParameterValue] = [:]
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                let head = String(starts.randomElement(using: &generator) ?? "a")
+                let tail = String(
+                    (0..<Int.random(in: 0...6, using: &generator)).map { _ in
+                        rest.randomElement(using: &generator) ?? "a"
+                    })
+                let value = String(
+                    (0..<Int.random(in: 1...10, using: &generator)).map { _ in
+                        values.randomElement(using: &generator)?.randomElement(using: &generator) ?? "a"
+                    })
+                parameters[head + tail] = .string(value)
+            }
+            let document = try XMLWriter().write(XMLEncoder().encode(parameters, rootElement: "p"))
+            let decoded = try XMLDecoder().decode([String: String].self, from: Data(document.utf8))
+            #expect(decoded.mapValues(ParameterValue.string) == parameters, "\(document)")
+        }
+    }
+}
+
 @Suite struct XMLEncodingTests {
     private func postRequest() throws -> URLRequest {
         var request = URLRequest(url: try #require(URL(string: "https://api.example.com/xml")))
