@@ -13,8 +13,8 @@ let layers: [(name: String, dependencies: [String])] = [
     ("StrataCore", []),
     ("StrataConfiguration", ["StrataCore"]),
     ("StrataEncoding", ["StrataCore"]),
-    ("StrataEndpoint", ["StrataCore", "StrataConfiguration", "StrataEncoding"]),
     ("StrataSession", ["StrataCore"]),
+    ("StrataEndpoint", ["StrataCore", "StrataConfiguration", "StrataEncoding", "StrataSession"]),
     ("StrataService", ["StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession"]),
     ("StrataTransfer", ["StrataCore", "StrataEndpoint", "StrataService"]),
     (

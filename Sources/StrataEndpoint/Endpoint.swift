@@ -1,6 +1,7 @@
 import Foundation
 import StrataCore
 import StrataEncoding
+import StrataSession
 
 /// A typed description of one API call: the request to send and the `Response` it yields.
 ///
@@ -51,6 +52,8 @@ public struct Endpoint<Response>: ResponseRequestable {
     public var responseDecoder: any ResponseDecoder
     /// Called as the body is sent, with a `Progress` counting bytes.
     public var uploadProgress: (@Sendable (Progress) -> Void)?
+    /// An interceptor for this endpoint's requests, run after the session manager's own.
+    public var interceptor: (any RequestInterceptor)?
 
     /// Creates an endpoint. Only the path is required: a `GET` with no parameters, a JSON body
     /// encoding, and the decoder that fits `Response`.
@@ -68,7 +71,8 @@ public struct Endpoint<Response>: ResponseRequestable {
         timeoutInterval: TimeInterval? = nil,
         acceptableStatusCodes: Set<Int>? = nil,
         responseDecoder: (any ResponseDecoder)? = nil,
-        uploadProgress: (@Sendable (Progress) -> Void)? = nil
+        uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+        interceptor: (any RequestInterceptor)? = nil
     ) {
         self.path = path
         self.isFullPath = isFullPath
@@ -84,6 +88,7 @@ public struct Endpoint<Response>: ResponseRequestable {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.responseDecoder = responseDecoder ?? Self.defaultDecoder
         self.uploadProgress = uploadProgress
+        self.interceptor = interceptor
     }
 
     /// The decoder that fits `Response`: raw bytes for `Data`, UTF-8 text for `String`, else JSON.

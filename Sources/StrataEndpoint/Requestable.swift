@@ -2,6 +2,7 @@ import Foundation
 import StrataConfiguration
 import StrataCore
 import StrataEncoding
+import StrataSession
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -40,6 +41,8 @@ public protocol Requestable: Sendable {
     var acceptableStatusCodes: Set<Int>? { get }
     /// Called as the body is sent, with a `Progress` counting bytes (a new one for each attempt).
     var uploadProgress: (@Sendable (Progress) -> Void)? { get }
+    /// An interceptor for this endpoint's requests, run after the session manager's own.
+    var interceptor: (any RequestInterceptor)? { get }
 
     /// Builds the request for `configuration`.
     /// - Throws: ``RequestGenerationError`` when the URL cannot be formed or a parameter cannot be encoded.
@@ -69,6 +72,8 @@ extension Requestable {
     public var acceptableStatusCodes: Set<Int>? { nil }
     /// No upload progress.
     public var uploadProgress: (@Sendable (Progress) -> Void)? { nil }
+    /// No interceptor of its own.
+    public var interceptor: (any RequestInterceptor)? { nil }
 
     /// Builds the request: the URL from the base URL and path with the merged query, the merged
     /// headers, the timeout, and the body from ``bodyEncoding``.

@@ -64,7 +64,11 @@ public struct DefaultNetworkService: NetworkService {
         logger?.log(request: request)
         let transfer = sessionManager.request(
             request,
-            options: SessionRequestOptions(acceptableStatusCodes: acceptable, uploadProgress: endpoint.uploadProgress)
+            options: SessionRequestOptions(
+                acceptableStatusCodes: acceptable,
+                uploadProgress: endpoint.uploadProgress,
+                interceptor: endpoint.interceptor
+            )
         ) { data, response, error in
             let result = NetworkError.result(
                 data: data, response: response, error: error, acceptableStatusCodes: acceptable)

@@ -51,10 +51,18 @@ public struct SessionRequestOptions: Sendable {
     /// `Progress` (on Linux, setting a total back to zero traps, so one is never reused).
     public var uploadProgress: (@Sendable (Progress) -> Void)?
 
+    /// An interceptor for this request alone, run after the manager's own adapters and retriers.
+    public var interceptor: (any RequestInterceptor)?
+
     /// Creates options.
-    public init(acceptableStatusCodes: Set<Int>? = nil, uploadProgress: (@Sendable (Progress) -> Void)? = nil) {
+    public init(
+        acceptableStatusCodes: Set<Int>? = nil,
+        uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+        interceptor: (any RequestInterceptor)? = nil
+    ) {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = uploadProgress
+        self.interceptor = interceptor
     }
 }
 

@@ -20,6 +20,7 @@ final class RequestExecution: Sendable {
     private let original: URLRequest
     private let acceptableStatusCodes: Set<Int>
     private let uploadProgress: (@Sendable (Progress) -> Void)?
+    private let interceptor: Interceptor
     private let completion: CompletionOnce<Outcome>
     private let state = Locked(State())
 
@@ -34,6 +35,7 @@ final class RequestExecution: Sendable {
         self.original = request
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = options.uploadProgress
+        self.interceptor = Interceptor(interceptors: [core.interceptor] + (options.interceptor.map { [$0] } ?? []))
         self.completion = CompletionOnce { completion($0.data, $0.response, $0.error) }
     }
 
@@ -59,31 +61,13 @@ final class RequestExecution: Sendable {
 
     private func attempt() {
         guard !token.isCancelled else { return }
-        adapt(original, from: core.adapters[...]) { [self] result in
+        interceptor.adapt(original) { [self] result in
+            guard !token.isCancelled else { return }
             switch result {
             case .success(let request): send(request)
             case .failure(let error): completion.complete((nil, nil, error))
             }
         }
-    }
-
-    private func adapt(
-        _ request: URLRequest,
-        from adapters: ArraySlice<any RequestAdapter>,
-        then next: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
-    ) {
-        guard let adapter = adapters.first else {
-            next(.success(request))
-            return
-        }
-        let step = CompletionOnce<Result<URLRequest, any Error>> { [self] result in
-            guard !token.isCancelled else { return }
-            switch result {
-            case .success(let adapted): adapt(adapted, from: adapters.dropFirst(), then: next)
-            case .failure: next(result)
-            }
-        }
-        adapter.adapt(request) { step.complete($0) }
     }
 
     private func send(_ adapted: URLRequest) {
@@ -135,7 +119,8 @@ final class RequestExecution: Sendable {
             error: error,
             attemptCount: attemptCount
         )
-        decide(failure, asking: core.retriers[...]) { [self] decision in
+        interceptor.retry(failure) { [self] decision in
+            guard !token.isCancelled else { return }
             switch decision {
             case .retry:
                 attempt()
@@ -163,26 +148,6 @@ final class RequestExecution: Sendable {
             return SessionError.incompleteBody(expected: announced, received: received)
         }
         return nil
-    }
-
-    private func decide(
-        _ failure: RequestFailure,
-        asking retriers: ArraySlice<any RequestRetrier>,
-        then finish: @escaping @Sendable (RetryDecision) -> Void
-    ) {
-        guard let retrier = retriers.first, !token.isCancelled else {
-            finish(.doNotRetry)
-            return
-        }
-        let step = CompletionOnce<RetryDecision> { [self] decision in
-            guard !token.isCancelled else { return }
-            if case .doNotRetry = decision {
-                decide(failure, asking: retriers.dropFirst(), then: finish)
-            } else {
-                finish(decision)
-            }
-        }
-        retrier.retry(failure) { step.complete($0) }
     }
 
     /// Waits `delay` seconds, then attempts again unless cancelled meanwhile (cancelling completes

@@ -70,8 +70,7 @@ public final class URLSessionManager: NetworkSessionManager {
 final class SessionCore: Sendable {
     let session: URLSession
     let delegate: SessionDelegate
-    let adapters: [any RequestAdapter]
-    let retriers: [any RequestRetrier]
+    let interceptor: Interceptor
 
     init(
         configuration: URLSessionConfiguration,
@@ -90,8 +89,7 @@ final class SessionCore: Sendable {
             configuration.urlCache = nil
         #endif
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
-        self.adapters = adapters
-        self.retriers = retriers
+        self.interceptor = Interceptor(adapters: adapters, retriers: retriers)
     }
 
     deinit {
