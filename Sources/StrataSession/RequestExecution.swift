@@ -21,6 +21,7 @@ final class RequestExecution: Sendable {
     private let acceptableStatusCodes: Set<Int>
     private let uploadProgress: (@Sendable (Progress) -> Void)?
     private let interceptor: Interceptor
+    private let startDate = Date()
     private let completion: CompletionOnce<Outcome>
     private let state = Locked(State())
 
@@ -117,7 +118,8 @@ final class RequestExecution: Sendable {
             response: outcome.response as? HTTPURLResponse,
             data: outcome.data ?? Data(),
             error: error,
-            attemptCount: attemptCount
+            attemptCount: attemptCount,
+            startDate: startDate
         )
         interceptor.retry(failure) { [self] decision in
             guard !token.isCancelled else { return }

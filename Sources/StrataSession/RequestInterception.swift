@@ -49,14 +49,24 @@ public struct RequestFailure: Sendable {
     public let error: any Error
     /// How many attempts have been made, this one included (1 after the first).
     public let attemptCount: Int
+    /// When the request's first attempt started.
+    public let startDate: Date
 
     /// Creates a failure description.
-    public init(request: URLRequest, response: HTTPURLResponse?, data: Data, error: any Error, attemptCount: Int) {
+    public init(
+        request: URLRequest,
+        response: HTTPURLResponse?,
+        data: Data,
+        error: any Error,
+        attemptCount: Int,
+        startDate: Date = Date()
+    ) {
         self.request = request
         self.response = response
         self.data = data
         self.error = error
         self.attemptCount = attemptCount
+        self.startDate = startDate
     }
 
     /// The response's status code, if a response arrived.

@@ -20,7 +20,8 @@ import NIOCore
 /// | `GET /bearer` | `200` with any Bearer token, else `401` + `WWW-Authenticate: Bearer` |
 /// | `POST /auth/token` | tokens for `grant_type=password`, or for `grant_type=refresh_token&refresh_token=` |
 /// | `GET /auth/protected` | `200` with a valid access token, else `401` (tokens expire by ``ServerState/expireAccessTokens()``) |
-/// | `* /retry-after/{status}?key=&failures=&seconds=&date=1` | `failures` times that status with `Retry-After`, then `200` |
+/// | `* /retry-after/{status}?key=&failures=&seconds=&date=1&header=0` | `failures` times that status (with `Retry-After` unless `header=0`), then `200` |
+/// | `* /flaky-close?key=&failures=` | `failures` times a closed connection, then `200` |
 /// | `GET /gzip` | a gzip-encoded JSON body |
 /// | `POST /multipart` | the parts of a `multipart/form-data` body, parsed by MultipartKit, as JSON |
 /// | `* /xml` | the request body back as `application/xml` |
@@ -64,6 +65,9 @@ public enum StandardRoutes {
             let failures = Int(request.queryValue("failures") ?? "") ?? 1
             let attempt = state.countAttempt(for: key)
             guard attempt > failures else {
+                guard request.queryValue("header") != "0" else {
+                    return .json(#"{"attempt": \#(attempt)}"#, status: status)
+                }
                 let seconds = Int(request.queryValue("seconds") ?? "") ?? 1
                 let value =
                     request.queryValue("date") == "1"
@@ -71,6 +75,11 @@ public enum StandardRoutes {
                 return .json(#"{"attempt": \#(attempt)}"#, status: status, headers: [("Retry-After", value)])
             }
             return .json(#"{"attempt": \#(attempt)}"#)
+        }
+        router.add(nil, "/flaky-close") { request in
+            let attempt = state.countAttempt(for: request.queryValue("key") ?? "default")
+            let failures = Int(request.queryValue("failures") ?? "") ?? 1
+            return attempt > failures ? .json(#"{"attempt": \#(attempt)}"#) : .close
         }
         router.add("GET", "/gzip") { _ in
             let body = Array(#"{"gzipped": true, "message": "Strata decodes gzip"}"#.utf8)

@@ -1,0 +1,125 @@
+import Foundation
+import Strata
+import StrataTestServer
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// RetryPolicy against the loopback server: attempts counted by the server, delays measured.
+@Suite struct RetryTests {
+    private func transfer(_ server: TestServer, _ policy: RetryPolicy) -> DefaultDataTransferService {
+        DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+                sessionManager: URLSessionManager(retriers: [policy])
+            ),
+            completionQueue: .global()
+        )
+    }
+
+    private func timedRequest(
+        _ transfer: DefaultDataTransferService,
+        _ endpoint: Endpoint<Void>
+    ) async -> (error: DataTransferError?, elapsed: Duration) {
+        let started = ContinuousClock.now
+        do {
+            try await transfer.request(endpoint)
+            return (nil, ContinuousClock.now - started)
+        } catch {
+            return (error, ContinuousClock.now - started)
+        }
+    }
+
+    @Test(arguments: [(503, false), (429, false), (429, true)])
+    func retryAfterIsHonouredInSecondsAndAsAnHTTPDate(status: Int, asDate: Bool) async throws {
+        try await Harness.with { (harness) async throws in
+            let key = "ra-\(status)-\(asDate)"
+            let outcome = await timedRequest(
+                transfer(harness.server, RetryPolicy()),
+                Endpoint(
+                    path: "retry-after/\(status)",
+                    queryParameters: ["key": .string(key), "seconds": 2, "date": asDate ? "1" : "0"])
+            )
+            #expect(outcome.error == nil)
+            #expect(harness.server.state.attemptCount(for: key) == 2)
+            // An HTTP date has whole seconds, so "2 s from now" may arrive as a little over 1 s.
+            #expect(outcome.elapsed >= .seconds(asDate ? 1 : 2))
+            #expect(outcome.elapsed < .seconds(4))
+        }
+    }
+
+    @Test func a500IsRetriedWithExponentialBackoff() async throws {
+        try await Harness.with { (harness) async throws in
+            let policy = RetryPolicy(maximumAttempts: 4, initialDelay: 0.2, multiplier: 2, jitter: 0)
+            let outcome = await timedRequest(
+                transfer(harness.server, policy),
+                Endpoint(path: "retry-after/500", queryParameters: ["key": "backoff", "failures": 2, "header": "0"])
+            )
+            #expect(outcome.error == nil)
+            #expect(harness.server.state.attemptCount(for: "backoff") == 3)
+            #expect(outcome.elapsed >= .milliseconds(600))  // 0.2 s, then 0.4 s
+            #expect(outcome.elapsed < .seconds(3))
+        }
+    }
+
+    @Test func retriesStopAfterTheMaximumWithTheLastFailure() async throws {
+        try await Harness.with { (harness) async throws in
+            let policy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.05, jitter: 0)
+            let outcome = await timedRequest(
+                transfer(harness.server, policy),
+                Endpoint(path: "retry-after/503", queryParameters: ["key": "exhaust", "failures": 10, "header": "0"])
+            )
+            guard case .networkFailure(.unacceptableStatusCode(let response))? = outcome.error else {
+                Issue.record("expected the last 503, got \(String(describing: outcome.error))")
+                return
+            }
+            #expect(response.statusCode == 503)
+            #expect(harness.server.state.attemptCount(for: "exhaust") == 3)
+        }
+    }
+
+    @Test func aConnectionResetIsRetried() async throws {
+        try await Harness.with { (harness) async throws in
+            let outcome = await timedRequest(
+                transfer(harness.server, RetryPolicy(initialDelay: 0.05)),
+                Endpoint(path: "flaky-close", queryParameters: ["key": "reset", "failures": 2])
+            )
+            #expect(outcome.error == nil)
+            #expect(harness.server.state.attemptCount(for: "reset") == 3)
+        }
+    }
+
+    @Test func aPostIsNotRetriedByDefault() async throws {
+        try await Harness.with { (harness) async throws in
+            let outcome = await timedRequest(
+                transfer(harness.server, RetryPolicy(initialDelay: 0.05)),
+                Endpoint(path: "retry-after/503", method: .post, queryParameters: ["key": "post", "header": "0"])
+            )
+            #expect(outcome.error != nil)
+            #expect(harness.server.state.attemptCount(for: "post") == 1)
+        }
+    }
+
+    @Test func aRequestCancelledWhileWaitingToRetryIsNotRetried() async throws {
+        try await Harness.with { (harness) async throws in
+            let recorder = CompletionRecorder<Result<Void, DataTransferError>>()
+            let cancellable = transfer(harness.server, RetryPolicy()).request(
+                with: Endpoint<Void>(path: "retry-after/503", queryParameters: ["key": "cancel", "seconds": 2]),
+                completion: recorder.record
+            )
+            try await Task.sleep(for: .milliseconds(400))
+            cancellable.cancel()
+            let result = try #require(await recorder.first(timeout: 5))
+            guard case .failure(let error) = result, error.isCancelled else {
+                Issue.record("expected cancellation, got \(result)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(2_500))
+            #expect(harness.server.state.attemptCount(for: "cancel") == 1)
+            #expect(recorder.callCount == 1)
+        }
+    }
+}
