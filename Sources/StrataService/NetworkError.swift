@@ -27,6 +27,8 @@ public enum NetworkError: Error, Sendable, LocalizedError {
     case urlGeneration(RequestGenerationError)
     /// A query or body parameter could not be encoded.
     case encoding(ParameterEncodingError)
+    /// A redirect was not followed: too many, or a loop.
+    case redirect(RedirectError)
     /// Any other error, reported by a session manager, a request adapter or a retrier.
     case underlying(any Error)
 
@@ -63,6 +65,8 @@ public enum NetworkError: Error, Sendable, LocalizedError {
         case .urlGeneration(let error):
             return error.errorDescription
         case .encoding(let error):
+            return error.errorDescription
+        case .redirect(let error):
             return error.errorDescription
         case .underlying(let error):
             return error.localizedDescription
@@ -111,6 +115,8 @@ extension NetworkError {
             )
         case let error as URLError:
             self = NetworkError(error)
+        case let error as RedirectError:
+            self = .redirect(error)
         case let error as RequestGenerationError:
             self = NetworkError(error)
         case let error as ParameterEncodingError:

@@ -53,14 +53,18 @@ public struct SessionRequestOptions: Sendable {
 
     /// An interceptor for this request alone, run after the manager's own adapters and retriers.
     public var interceptor: (any RequestInterceptor)?
+    /// The redirect policy for this request; `nil` for the manager's.
+    public var redirectPolicy: RedirectPolicy?
 
     /// Creates options.
     public init(
         acceptableStatusCodes: Set<Int>? = nil,
         uploadProgress: (@Sendable (Progress) -> Void)? = nil,
-        interceptor: (any RequestInterceptor)? = nil
+        interceptor: (any RequestInterceptor)? = nil,
+        redirectPolicy: RedirectPolicy? = nil
     ) {
         self.acceptableStatusCodes = acceptableStatusCodes
+        self.redirectPolicy = redirectPolicy
         self.uploadProgress = uploadProgress
         self.interceptor = interceptor
     }

@@ -21,6 +21,7 @@ final class RequestExecution: Sendable {
     private let acceptableStatusCodes: Set<Int>
     private let uploadProgress: (@Sendable (Progress) -> Void)?
     private let interceptor: Interceptor
+    private let redirectPolicy: RedirectPolicy
     private let startDate = Date()
     private let completion: CompletionOnce<Outcome>
     private let state = Locked(State())
@@ -36,6 +37,7 @@ final class RequestExecution: Sendable {
         self.original = request
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = options.uploadProgress
+        self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
         self.interceptor = Interceptor(interceptors: [core.interceptor] + (options.interceptor.map { [$0] } ?? []))
         self.completion = CompletionOnce { completion($0.data, $0.response, $0.error) }
     }
@@ -71,7 +73,9 @@ final class RequestExecution: Sendable {
         }
     }
 
-    private func send(_ adapted: URLRequest) {
+    /// Sends `adapted` as a new task: a new attempt, or (with `visited`, the URLs earlier redirects
+    /// led to) the continuation of the current one after a redirect.
+    private func send(_ adapted: URLRequest, visited: Set<URL>? = nil) {
         var request = adapted
         #if canImport(FoundationNetworking)
             // FoundationNetworking truncates a request's timeout to whole seconds, so a timeout
@@ -87,14 +91,23 @@ final class RequestExecution: Sendable {
         } else {
             task = core.session.dataTask(with: request)
         }
-        core.delegate.register(task, uploadProgress: uploadProgress) { [self] data, response, error in
-            handle(request: sent, outcome: (data, response, error))
+        core.delegate.register(
+            task, uploadProgress: uploadProgress, redirectPolicy: redirectPolicy, visited: visited ?? []
+        ) {
+            [self] outcome in
+            switch outcome {
+            case .completed(let data, let response, let error):
+                handle(request: sent, outcome: (data, response, error))
+            case .redirect(let next, let visited):
+                guard !token.isCancelled else { return }
+                send(next, visited: visited)
+            }
         }
         // The task becomes visible to cancellation only once resumed, so it is never cancelled
         // before it started (which would leave it neither running nor completed).
         task.resume()
         let cancelled = state.withLock { state -> Bool in
-            state.attemptCount += 1
+            if visited == nil { state.attemptCount += 1 }
             state.task = task
             return token.isCancelled
         }

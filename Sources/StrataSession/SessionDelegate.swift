@@ -15,13 +15,26 @@ import StrataCore
 /// delegate turns that back into the `401` response. A task that does not finish within
 /// ``challengeTimeout`` after a declined challenge is ended the same way.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    typealias Handler = @Sendable (Data, URLResponse?, (any Error)?) -> Void
+    typealias Handler = @Sendable (Outcome) -> Void
+
+    /// How a task ended.
+    enum Outcome: Sendable {
+        /// With this body, response and error.
+        case completed(Data, URLResponse?, (any Error)?)
+        /// With a redirect the loading system cannot follow itself (a `307` or `308` with a body,
+        /// whose body Linux drops): send this request next; these URLs were visited.
+        case redirect(URLRequest, visited: Set<URL>)
+    }
 
     private struct Record: Sendable {
         var data = Data()
         var challengedResponse: URLResponse?
         let handler: Handler
         let uploadProgress: (progress: Progress, report: @Sendable (Progress) -> Void)?
+        let redirectPolicy: RedirectPolicy
+        var visited: Set<URL>
+        var redirectError: RedirectError?
+        var followUp: URLRequest?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -33,9 +46,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     /// Registers the handler for `task`, before it is resumed, and the upload progress reporter,
     /// which gets a new `Progress` for this task.
-    func register(_ task: URLSessionTask, uploadProgress: (@Sendable (Progress) -> Void)?, handler: @escaping Handler) {
+    func register(
+        _ task: URLSessionTask,
+        uploadProgress: (@Sendable (Progress) -> Void)?,
+        redirectPolicy: RedirectPolicy,
+        visited: Set<URL>,
+        handler: @escaping Handler
+    ) {
         let progress = uploadProgress.map { (Progress(totalUnitCount: -1), $0) }
-        records.withLock { $0[task.taskIdentifier] = Record(handler: handler, uploadProgress: progress) }
+        var record = Record(
+            handler: handler, uploadProgress: progress, redirectPolicy: redirectPolicy, visited: visited)
+        if let url = task.originalRequest?.url { record.visited.insert(url) }
+        records.withLock { $0[task.taskIdentifier] = record }
     }
 
     /// Cancels `task`, unless its completion was already delivered.
@@ -58,10 +80,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
         guard let record = records.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
-            record.handler(record.data, challenged, nil)
+        if let redirectError = record.redirectError {
+            record.handler(.completed(record.data, task.response, redirectError))
+        } else if let followUp = record.followUp {
+            record.handler(.redirect(followUp, visited: record.visited))
+        } else if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
+            record.handler(.completed(record.data, challenged, nil))
         } else {
-            record.handler(record.data, task.response, error)
+            record.handler(.completed(record.data, task.response, error))
         }
     }
 
@@ -91,6 +117,38 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         }
         progress.completedUnitCount = totalBytesSent
         report(progress)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let previous = task.currentRequest ?? task.originalRequest ?? request
+        let next = records.withLock { records -> URLRequest? in
+            guard var record = records[task.taskIdentifier] else { return request }
+            defer { records[task.taskIdentifier] = record }
+            guard let url = request.url else { return nil }
+            guard record.visited.count <= record.redirectPolicy.maximumRedirects else {
+                record.redirectError = .tooManyRedirects(maximum: record.redirectPolicy.maximumRedirects)
+                return nil
+            }
+            guard record.visited.insert(url).inserted else {
+                record.redirectError = .loop(url)
+                return nil
+            }
+            let next = record.redirectPolicy.nextRequest(after: previous, response: response, proposed: request)
+            if let next, [307, 308].contains(response.statusCode), next.httpBody != nil || next.httpBodyStream != nil {
+                // FoundationNetworking drops the body of a followed 307/308: decline, and let the
+                // request be sent anew with its body.
+                record.followUp = next
+                return nil
+            }
+            return next
+        }
+        completionHandler(next)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -27,6 +27,7 @@ public final class URLSessionManager: NetworkSessionManager {
     ///   - acceptableStatusCodes: The status codes that count as success.
     ///   - adapters: Adapters run in order before each attempt.
     ///   - retriers: Retriers asked in order after a failed attempt.
+    ///   - redirectPolicy: What to do when a server redirects; by default, follow (made safe).
     ///   - authenticationChallengeTimeout: How long a task may run after an authentication challenge
     ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
     public init(
@@ -34,6 +35,7 @@ public final class URLSessionManager: NetworkSessionManager {
         acceptableStatusCodes: Set<Int> = SessionRequestOptions.defaultAcceptableStatusCodes,
         adapters: [any RequestAdapter] = [],
         retriers: [any RequestRetrier] = [],
+        redirectPolicy: RedirectPolicy = .follow,
         authenticationChallengeTimeout: TimeInterval = 10
     ) {
         self.acceptableStatusCodes = acceptableStatusCodes
@@ -41,6 +43,7 @@ public final class URLSessionManager: NetworkSessionManager {
             configuration: configuration,
             adapters: adapters,
             retriers: retriers,
+            redirectPolicy: redirectPolicy,
             challengeTimeout: authenticationChallengeTimeout
         )
     }
@@ -71,11 +74,13 @@ final class SessionCore: Sendable {
     let session: URLSession
     let delegate: SessionDelegate
     let interceptor: Interceptor
+    let redirectPolicy: RedirectPolicy
 
     init(
         configuration: URLSessionConfiguration,
         adapters: [any RequestAdapter],
         retriers: [any RequestRetrier],
+        redirectPolicy: RedirectPolicy,
         challengeTimeout: TimeInterval
     ) {
         let delegateQueue = OperationQueue()
@@ -90,6 +95,7 @@ final class SessionCore: Sendable {
         #endif
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
         self.interceptor = Interceptor(adapters: adapters, retriers: retriers)
+        self.redirectPolicy = redirectPolicy
     }
 
     deinit {
