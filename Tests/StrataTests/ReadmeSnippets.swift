@@ -52,6 +52,28 @@ struct RetryServerErrorsOnce: RequestRetrier {
     }
 }
 
+struct Token: AuthenticationCredential {
+    let access: String
+    let refresh: String
+    var requiresRefresh: Bool { false }
+}
+
+struct TokenAuthenticator: Authenticator {
+    let refreshToken: @Sendable (String, @escaping @Sendable (Result<Token, any Error>) -> Void) -> Void
+
+    func apply(_ credential: Token, to request: inout URLRequest) {
+        request.setValue("Bearer \(credential.access)", forHTTPHeaderField: "Authorization")
+    }
+
+    func refresh(_ credential: Token, completion: @escaping @Sendable (Result<Token, any Error>) -> Void) {
+        refreshToken(credential.refresh, completion)
+    }
+
+    func isRequest(_ request: URLRequest, authenticatedWith credential: Token) -> Bool {
+        request.value(forHTTPHeaderField: "Authorization") == "Bearer \(credential.access)"
+    }
+}
+
 struct APIError: Decodable, Error {
     let code: String
     let message: String
@@ -114,6 +136,20 @@ func readmeWalkthrough() async throws {
         retriers: [RetryServerErrorsOnce()]
     )
 
+    let authenticator = TokenAuthenticator { _, completion in
+        completion(.failure(URLError(.userAuthenticationRequired)))
+    }
+    let authentication = AuthenticationInterceptor(
+        authenticator: authenticator,
+        credential: Token(access: "a", refresh: "r"),
+        hosts: ["api.example.com"]
+    )
+    let protectedManager = URLSessionManager(
+        adapters: [authentication],
+        retriers: [authentication, RetryPolicy(maximumAttempts: 4, deadline: 30)],
+        redirectPolicy: .follow
+    )
+
     let networkService = DefaultNetworkService(
         configuration: configuration,
         sessionManager: sessionManager,
@@ -135,7 +171,7 @@ func readmeWalkthrough() async throws {
 
     let created = try await transfer.request(UserEndpoints.create(NewUser(name: "Ann")))
 
-    _ = (login, tagged, upload, order, created)
+    _ = (login, tagged, upload, order, created, protectedManager)
 }
 
 // MARK: - Run
