@@ -62,6 +62,11 @@ public struct DefaultNetworkService: NetworkService {
         let logger = logger
         let started = ContinuousClock.now
         logger?.log(request: request)
+        // The outcome is logged once, for the result actually delivered, before the caller sees it.
+        let delivery = CompletionOnce<Result<NetworkResponse, NetworkError>> { result in
+            logger?.log(result: result, for: request, duration: ContinuousClock.now - started)
+            once.complete(result)
+        }
         let transfer = sessionManager.request(
             request,
             options: SessionRequestOptions(
@@ -70,16 +75,11 @@ public struct DefaultNetworkService: NetworkService {
                 interceptor: endpoint.interceptor
             )
         ) { data, response, error in
-            let result = NetworkError.result(
-                data: data, response: response, error: error, acceptableStatusCodes: acceptable)
-            if once.complete(result) {
-                logger?.log(result: result, for: request, duration: ContinuousClock.now - started)
-            }
+            delivery.complete(
+                NetworkError.result(data: data, response: response, error: error, acceptableStatusCodes: acceptable))
         }
         token.onCancel {
-            if once.complete(.failure(.cancelled)) {
-                logger?.log(result: .failure(.cancelled), for: request, duration: ContinuousClock.now - started)
-            }
+            delivery.complete(.failure(.cancelled))
             transfer.cancel()
         }
         return token

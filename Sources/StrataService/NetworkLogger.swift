@@ -17,17 +17,38 @@ public protocol NetworkLogger: Sendable {
     func log(result: Result<NetworkResponse, NetworkError>, for request: URLRequest, duration: Duration)
 }
 
-/// A ``NetworkLogger`` that writes one line per request and per outcome, with credentials redacted.
+/// How much a ``ConsoleNetworkLogger`` writes.
+public enum NetworkLogLevel: Int, Comparable, Sendable {
+    /// Failures only, one line each.
+    case error
+    /// A line per request and per outcome.
+    case info
+    /// Also headers.
+    case debug
+    /// Also bodies (text only, fields redacted) and a cURL command per request.
+    case verbose
+
+    /// Orders levels from the least to the most verbose.
+    public static func < (lhs: NetworkLogLevel, rhs: NetworkLogLevel) -> Bool {
+        lhs.rawValue < rhs.rawValue
+    }
+}
+
+/// A ``NetworkLogger`` that writes requests and outcomes, with credentials redacted at every level.
 ///
 /// Header values of `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie` and the names
-/// in ``redaction``, the query values of its keys, and any user or password in the URL are replaced
-/// by a placeholder. Bodies are not written unless ``logsBodies`` is set, and then only text, up to
-/// ``maximumBodyLength`` bytes; other bodies are written as their size.
+/// in ``redaction``, query values and JSON or form body fields with secret names (`password`,
+/// `token`, `access_token`, …, and yours), and any user or password in the URL are replaced by a
+/// placeholder. Bodies that are not text are written as their size.
+///
+/// ```swift
+/// let logger = ConsoleNetworkLogger(level: .verbose, redaction: Redaction(extraHeaderNames: ["X-Api-Key"]))
+/// ```
 public struct ConsoleNetworkLogger: NetworkLogger {
+    /// How much is written.
+    public var level: NetworkLogLevel
     /// What is hidden.
     public var redaction: Redaction
-    /// Whether bodies are written.
-    public var logsBodies: Bool
     /// The most body bytes written per message.
     public var maximumBodyLength: Int
     /// Where lines go; by default, standard error.
@@ -35,13 +56,13 @@ public struct ConsoleNetworkLogger: NetworkLogger {
 
     /// Creates a logger.
     public init(
+        level: NetworkLogLevel = .info,
         redaction: Redaction = Redaction(),
-        logsBodies: Bool = false,
         maximumBodyLength: Int = 4096,
         output: @escaping @Sendable (String) -> Void = ConsoleNetworkLogger.writeToStandardError
     ) {
+        self.level = level
         self.redaction = redaction
-        self.logsBodies = logsBodies
         self.maximumBodyLength = maximumBodyLength
         self.output = output
     }
@@ -51,48 +72,83 @@ public struct ConsoleNetworkLogger: NetworkLogger {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
-    /// Writes the method, redacted URL, redacted headers and (if enabled) the body.
+    /// Writes the method and redacted URL; at `.debug` the headers; at `.verbose` the body and a
+    /// cURL command.
     public func log(request: URLRequest) {
-        var lines = ["→ \(request.httpMethod ?? "GET") \(request.url.map(redaction.redact) ?? "<no URL>")"]
-        lines += headerLines(HTTPHeaders(request.allHTTPHeaderFields ?? [:]))
-        if let body = request.httpBody, !body.isEmpty {
-            lines.append(bodyLine(body))
+        guard level >= .info else { return }
+        var lines = ["→ \(target(of: request))"]
+        let headers = HTTPHeaders(request.allHTTPHeaderFields ?? [:])
+        if level >= .debug { lines += headerLines(headers) }
+        if level >= .verbose {
+            if let body = request.httpBody, !body.isEmpty {
+                lines.append("  " + bodyText(body, contentType: headers["Content-Type"]))
+            }
+            lines.append(cURL(request))
         }
         output(lines.joined(separator: "\n"))
     }
 
-    /// Writes the status or error, the duration, redacted headers and (if enabled) the body.
+    /// Writes the status or error and the duration; failures only at `.error`; at `.debug` the
+    /// headers; at `.verbose` the body.
     public func log(result: Result<NetworkResponse, NetworkError>, for request: URLRequest, duration: Duration) {
-        let target = "\(request.httpMethod ?? "GET") \(request.url.map(redaction.redact) ?? "<no URL>")"
         let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
         let elapsed = String(format: "%.1f ms", milliseconds)
         var lines: [String]
         let response: NetworkResponse?
         switch result {
         case .success(let success):
+            guard level >= .info else { return }
             response = success
-            lines = ["← \(success.statusCode) \(target) (\(elapsed))"]
+            lines = ["← \(success.statusCode) \(target(of: request)) (\(elapsed))"]
         case .failure(let error):
             response = error.response
-            lines = ["← failed \(target) (\(elapsed)): \(error.localizedDescription)"]
+            lines = ["← failed \(target(of: request)) (\(elapsed)): \(error.localizedDescription)"]
         }
-        if let response {
+        if let response, level >= .debug {
             lines += headerLines(response.headers)
-            if !response.body.isEmpty { lines.append(bodyLine(response.body)) }
+            if level >= .verbose, !response.body.isEmpty {
+                lines.append("  " + bodyText(response.body, contentType: response.headers["Content-Type"]))
+            }
         }
         output(lines.joined(separator: "\n"))
+    }
+
+    /// A cURL command that repeats `request`, with every covered value redacted.
+    public func cURL(_ request: URLRequest) -> String {
+        var parts = ["curl -X \(request.httpMethod ?? "GET") \(Self.quoted(request.url.map(redaction.redact) ?? ""))"]
+        for header in redaction.redact(HTTPHeaders(request.allHTTPHeaderFields ?? [:])) {
+            parts.append("-H \(Self.quoted("\(header.name): \(header.value)"))")
+        }
+        if let body = request.httpBody, !body.isEmpty {
+            let contentType = request.value(forHTTPHeaderField: "Content-Type")
+            if let text = redaction.redact(body: body, contentType: contentType) {
+                parts.append("--data-binary \(Self.quoted(text))")
+            } else {
+                parts.append("--data-binary @body  # \(body.count) bytes, not text")
+            }
+        }
+        return parts.joined(separator: " \\\n  ")
+    }
+
+    private func target(of request: URLRequest) -> String {
+        "\(request.httpMethod ?? "GET") \(request.url.map(redaction.redact) ?? "<no URL>")"
     }
 
     private func headerLines(_ headers: HTTPHeaders) -> [String] {
         redaction.redact(headers).map { "  \($0.name): \($0.value)" }
     }
 
-    private func bodyLine(_ body: Data) -> String {
-        guard logsBodies, let text = String(data: body, encoding: .utf8) else {
-            return "  <body: \(body.count) bytes>"
+    private func bodyText(_ body: Data, contentType: String?) -> String {
+        guard let text = redaction.redact(body: body, contentType: contentType) else {
+            return "<body: \(body.count) bytes>"
         }
-        guard body.count > maximumBodyLength else { return "  \(text)" }
+        guard text.utf8.count > maximumBodyLength else { return text }
         // Cut at a byte count; a character split by the cut is shown as U+FFFD.
-        return "  \(String(decoding: text.utf8.prefix(maximumBodyLength), as: UTF8.self))… (\(body.count) bytes)"
+        return "\(String(decoding: text.utf8.prefix(maximumBodyLength), as: UTF8.self))… (\(body.count) bytes)"
+    }
+
+    /// `text` in single quotes for a POSIX shell.
+    private static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

@@ -9,6 +9,7 @@ public final class ServerState: Sendable {
         var refreshTokens: Set<String> = []
         var issued = 0
         var refreshed = 0
+        var all: [String] = []
     }
 
     private let tokens = NIOLockedValueBox(Tokens())
@@ -20,6 +21,9 @@ public final class ServerState: Sendable {
     public var issuedTokenCount: Int { tokens.withLockedValue { $0.issued } }
     /// How many access tokens were issued by a refresh.
     public var refreshCount: Int { tokens.withLockedValue { $0.refreshed } }
+
+    /// Every access and refresh token issued so far.
+    public var issuedTokens: [String] { tokens.withLockedValue { $0.all } }
 
     /// How many requests arrived with attempt key `key`.
     public func attemptCount(for key: String) -> Int {
@@ -39,6 +43,7 @@ public final class ServerState: Sendable {
         tokens.withLockedValue { tokens in
             tokens.valid.insert(access)
             tokens.refreshTokens.insert(refresh)
+            tokens.all += [access, refresh]
             if refreshing { tokens.refreshed += 1 } else { tokens.issued += 1 }
         }
         return (access, refresh)
