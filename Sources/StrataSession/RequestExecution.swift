@@ -64,6 +64,10 @@ final class RequestExecution: Sendable {
 
     private func attempt() {
         guard !token.isCancelled else { return }
+        if let reachability = core.reachability, !reachability.isReachable(original.url) {
+            completion.complete((nil, nil, URLError(.notConnectedToInternet)))
+            return
+        }
         interceptor.adapt(original) { [self] result in
             guard !token.isCancelled else { return }
             switch result {

@@ -28,6 +28,8 @@ public final class URLSessionManager: NetworkSessionManager {
     ///   - adapters: Adapters run in order before each attempt.
     ///   - retriers: Retriers asked in order after a failed attempt.
     ///   - redirectPolicy: What to do when a server redirects; by default, follow (made safe).
+    ///   - reachability: Consulted before every attempt; an unreachable target fails at once with
+    ///     `URLError(.notConnectedToInternet)`. `nil` (the default) attempts every request.
     ///   - authenticationChallengeTimeout: How long a task may run after an authentication challenge
     ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
     public init(
@@ -36,6 +38,7 @@ public final class URLSessionManager: NetworkSessionManager {
         adapters: [any RequestAdapter] = [],
         retriers: [any RequestRetrier] = [],
         redirectPolicy: RedirectPolicy = .follow,
+        reachability: (any ReachabilityGate)? = nil,
         authenticationChallengeTimeout: TimeInterval = 10
     ) {
         self.acceptableStatusCodes = acceptableStatusCodes
@@ -44,6 +47,7 @@ public final class URLSessionManager: NetworkSessionManager {
             adapters: adapters,
             retriers: retriers,
             redirectPolicy: redirectPolicy,
+            reachability: reachability,
             challengeTimeout: authenticationChallengeTimeout
         )
     }
@@ -75,12 +79,14 @@ final class SessionCore: Sendable {
     let delegate: SessionDelegate
     let interceptor: Interceptor
     let redirectPolicy: RedirectPolicy
+    let reachability: (any ReachabilityGate)?
 
     init(
         configuration: URLSessionConfiguration,
         adapters: [any RequestAdapter],
         retriers: [any RequestRetrier],
         redirectPolicy: RedirectPolicy,
+        reachability: (any ReachabilityGate)?,
         challengeTimeout: TimeInterval
     ) {
         let delegateQueue = OperationQueue()
@@ -96,6 +102,7 @@ final class SessionCore: Sendable {
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
         self.interceptor = Interceptor(adapters: adapters, retriers: retriers)
         self.redirectPolicy = redirectPolicy
+        self.reachability = reachability
     }
 
     deinit {
