@@ -27,3 +27,6 @@ swift test --package-path IntegrationTests --sanitize=thread --scratch-path Inte
 
 step "Multipart upload memory check: 256 MiB through the loopback server, peak resident memory under 100 MiB"
 swift run -c release --package-path IntegrationTests UploadMemoryCheck --size-mib 256 --limit-mib 100
+
+step "Download memory check: 256 MiB to a file through every layer, peak resident memory under 100 MiB"
+IntegrationTests/.build/release/UploadMemoryCheck --download --size-mib 256 --limit-mib 100

@@ -54,6 +54,10 @@ public struct Endpoint<Response>: ResponseRequestable {
     public var uploadProgress: (@Sendable (Progress) -> Void)?
     /// An interceptor for this endpoint's requests, run after the session manager's own.
     public var interceptor: (any RequestInterceptor)?
+    /// Where to save the response body; `nil` to receive it.
+    public var downloadDestination: URL?
+    /// Called as a download's body is written, with a `Progress` counting bytes.
+    public var downloadProgress: (@Sendable (Progress) -> Void)?
 
     /// Creates an endpoint. Only the path is required: a `GET` with no parameters, a JSON body
     /// encoding, and the decoder that fits `Response`.
@@ -72,7 +76,9 @@ public struct Endpoint<Response>: ResponseRequestable {
         acceptableStatusCodes: Set<Int>? = nil,
         responseDecoder: (any ResponseDecoder)? = nil,
         uploadProgress: (@Sendable (Progress) -> Void)? = nil,
-        interceptor: (any RequestInterceptor)? = nil
+        interceptor: (any RequestInterceptor)? = nil,
+        downloadDestination: URL? = nil,
+        downloadProgress: (@Sendable (Progress) -> Void)? = nil
     ) {
         self.path = path
         self.isFullPath = isFullPath
@@ -89,6 +95,8 @@ public struct Endpoint<Response>: ResponseRequestable {
         self.responseDecoder = responseDecoder ?? Self.defaultDecoder
         self.uploadProgress = uploadProgress
         self.interceptor = interceptor
+        self.downloadDestination = downloadDestination
+        self.downloadProgress = downloadProgress
     }
 
     /// The decoder that fits `Response`: raw bytes for `Data`, UTF-8 text for `String`, else JSON.

@@ -43,6 +43,10 @@ public protocol Requestable: Sendable {
     var uploadProgress: (@Sendable (Progress) -> Void)? { get }
     /// An interceptor for this endpoint's requests, run after the session manager's own.
     var interceptor: (any RequestInterceptor)? { get }
+    /// Where to save the response body (streamed to disk, never held in memory); `nil` to receive it.
+    var downloadDestination: URL? { get }
+    /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each attempt).
+    var downloadProgress: (@Sendable (Progress) -> Void)? { get }
 
     /// Builds the request for `configuration`.
     /// - Throws: ``RequestGenerationError`` when the URL cannot be formed or a parameter cannot be encoded.
@@ -74,6 +78,10 @@ extension Requestable {
     public var uploadProgress: (@Sendable (Progress) -> Void)? { nil }
     /// No interceptor of its own.
     public var interceptor: (any RequestInterceptor)? { nil }
+    /// No download: the body is received.
+    public var downloadDestination: URL? { nil }
+    /// No download progress.
+    public var downloadProgress: (@Sendable (Progress) -> Void)? { nil }
 
     /// Builds the request: the URL from the base URL and path with the merged query, the merged
     /// headers, the timeout, and the body from ``bodyEncoding``.

@@ -72,11 +72,18 @@ public struct DefaultNetworkService: NetworkService {
             options: SessionRequestOptions(
                 acceptableStatusCodes: acceptable,
                 uploadProgress: endpoint.uploadProgress,
-                interceptor: endpoint.interceptor
+                interceptor: endpoint.interceptor,
+                downloadDestination: endpoint.downloadDestination,
+                downloadProgress: endpoint.downloadProgress
             )
-        ) { data, response, error in
-            delivery.complete(
-                NetworkError.result(data: data, response: response, error: error, acceptableStatusCodes: acceptable))
+        ) { [destination = endpoint.downloadDestination] data, response, error in
+            var result = NetworkError.result(
+                data: data, response: response, error: error, acceptableStatusCodes: acceptable)
+            if case .success(var success) = result, let destination {
+                success.fileURL = destination
+                result = .success(success)
+            }
+            delivery.complete(result)
         }
         token.onCancel {
             delivery.complete(.failure(.cancelled))

@@ -16,6 +16,8 @@ public struct NetworkResponse: Hashable, Sendable {
     public var body: Data
     /// The URL the response came from (after redirects).
     public var url: URL?
+    /// Where the body was saved, for a download (the body itself is then empty).
+    public var fileURL: URL?
 
     /// Creates a response.
     public init(statusCode: Int, headers: HTTPHeaders = [:], body: Data = Data(), url: URL? = nil) {

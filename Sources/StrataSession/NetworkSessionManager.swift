@@ -55,16 +55,26 @@ public struct SessionRequestOptions: Sendable {
     public var interceptor: (any RequestInterceptor)?
     /// The redirect policy for this request; `nil` for the manager's.
     public var redirectPolicy: RedirectPolicy?
+    /// Where to save the response body instead of collecting it in memory; an existing file there
+    /// is replaced. The completion then reports an empty body.
+    public var downloadDestination: URL?
+    /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each
+    /// attempt).
+    public var downloadProgress: (@Sendable (Progress) -> Void)?
 
     /// Creates options.
     public init(
         acceptableStatusCodes: Set<Int>? = nil,
         uploadProgress: (@Sendable (Progress) -> Void)? = nil,
         interceptor: (any RequestInterceptor)? = nil,
-        redirectPolicy: RedirectPolicy? = nil
+        redirectPolicy: RedirectPolicy? = nil,
+        downloadDestination: URL? = nil,
+        downloadProgress: (@Sendable (Progress) -> Void)? = nil
     ) {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.redirectPolicy = redirectPolicy
+        self.downloadDestination = downloadDestination
+        self.downloadProgress = downloadProgress
         self.uploadProgress = uploadProgress
         self.interceptor = interceptor
     }

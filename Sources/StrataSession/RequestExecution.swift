@@ -22,6 +22,7 @@ final class RequestExecution: Sendable {
     private let uploadProgress: (@Sendable (Progress) -> Void)?
     private let interceptor: Interceptor
     private let redirectPolicy: RedirectPolicy
+    private let download: (destination: URL, progress: (@Sendable (Progress) -> Void)?)?
     private let startDate = Date()
     private let completion: CompletionOnce<Outcome>
     private let state = Locked(State())
@@ -38,6 +39,7 @@ final class RequestExecution: Sendable {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = options.uploadProgress
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
+        self.download = options.downloadDestination.map { ($0, options.downloadProgress) }
         self.interceptor = Interceptor(interceptors: [core.interceptor] + (options.interceptor.map { [$0] } ?? []))
         self.completion = CompletionOnce { completion($0.data, $0.response, $0.error) }
     }
@@ -92,11 +94,17 @@ final class RequestExecution: Sendable {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
             request.httpBodyStream = nil
             task = core.session.uploadTask(with: request, fromFile: file.fileURL)
+        } else if download != nil {
+            task = core.session.downloadTask(with: request)
         } else {
             task = core.session.dataTask(with: request)
         }
         core.delegate.register(
-            task, uploadProgress: uploadProgress, redirectPolicy: redirectPolicy, visited: visited ?? []
+            task,
+            uploadProgress: uploadProgress,
+            redirectPolicy: redirectPolicy,
+            download: download,
+            visited: visited ?? []
         ) {
             [self] outcome in
             switch outcome {
@@ -160,7 +168,7 @@ final class RequestExecution: Sendable {
         guard acceptableStatusCodes.contains(response.statusCode) else {
             return SessionError.unacceptableStatusCode(response.statusCode)
         }
-        if request.httpMethod != "HEAD", response.value(forHTTPHeaderField: "Content-Encoding") == nil,
+        if download == nil, request.httpMethod != "HEAD", response.value(forHTTPHeaderField: "Content-Encoding") == nil,
             let announced = response.value(forHTTPHeaderField: "Content-Length").flatMap({ Int($0) }),
             let received = outcome.data?.count, received < announced
         {

@@ -14,7 +14,7 @@ import StrataCore
 /// declining ends the task with `URLError.cancelled` although the response and body arrived, and the
 /// delegate turns that back into the `401` response. A task that does not finish within
 /// ``challengeTimeout`` after a declined challenge is ended the same way.
-final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
     typealias Handler = @Sendable (Outcome) -> Void
 
     /// How a task ended.
@@ -32,6 +32,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         let handler: Handler
         let uploadProgress: (progress: Progress, report: @Sendable (Progress) -> Void)?
         let redirectPolicy: RedirectPolicy
+        let download: (destination: URL, progress: Progress?, report: (@Sendable (Progress) -> Void)?)?
+        var downloadError: (any Error)?
         var visited: Set<URL>
         var redirectError: RedirectError?
         var followUp: URLRequest?
@@ -50,12 +52,21 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         _ task: URLSessionTask,
         uploadProgress: (@Sendable (Progress) -> Void)?,
         redirectPolicy: RedirectPolicy,
+        download: (destination: URL, progress: (@Sendable (Progress) -> Void)?)? = nil,
         visited: Set<URL>,
         handler: @escaping Handler
     ) {
         let progress = uploadProgress.map { (Progress(totalUnitCount: -1), $0) }
+        let downloading = download.map {
+            ($0.destination, $0.progress.map { _ in Progress(totalUnitCount: -1) }, $0.progress)
+        }
         var record = Record(
-            handler: handler, uploadProgress: progress, redirectPolicy: redirectPolicy, visited: visited)
+            handler: handler,
+            uploadProgress: progress,
+            redirectPolicy: redirectPolicy,
+            download: downloading,
+            visited: visited
+        )
         if let url = task.originalRequest?.url { record.visited.insert(url) }
         records.withLock { $0[task.taskIdentifier] = record }
     }
@@ -80,7 +91,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
         guard let record = records.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if let redirectError = record.redirectError {
+        if let downloadError = record.downloadError, error == nil {
+            record.handler(.completed(record.data, task.response, downloadError))
+        } else if let redirectError = record.redirectError {
             record.handler(.completed(record.data, task.response, redirectError))
         } else if let followUp = record.followUp {
             record.handler(.redirect(followUp, visited: record.visited))
@@ -149,6 +162,50 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             return next
         }
         completionHandler(next)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        downloadTask: URLSessionDownloadTask,
+        didWriteData bytesWritten: Int64,
+        totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64
+    ) {
+        guard let download = records.withLock({ $0[downloadTask.taskIdentifier]?.download }),
+            let progress = download.progress, let report = download.report
+        else { return }
+        if totalBytesExpectedToWrite > 0, progress.totalUnitCount != totalBytesExpectedToWrite {
+            progress.totalUnitCount = totalBytesExpectedToWrite
+        }
+        progress.completedUnitCount = totalBytesWritten
+        report(progress)
+    }
+
+    /// Moves the downloaded file to its destination now (the system deletes it after this returns).
+    /// For an unacceptable status the file is the error body: up to 1 MiB of it becomes the reported
+    /// body, and nothing is written to the destination.
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        guard let destination = records.withLock({ $0[downloadTask.taskIdentifier]?.download?.destination }) else {
+            return
+        }
+        let status = (downloadTask.response as? HTTPURLResponse)?.statusCode ?? 0
+        do {
+            if !(200..<300).contains(status) {
+                let handle = try FileHandle(forReadingFrom: location)
+                let body = try handle.read(upToCount: 1_048_576) ?? Data()
+                try? handle.close()
+                records.withLock { $0[downloadTask.taskIdentifier]?.data = body }
+                return
+            }
+            let manager = FileManager.default
+            try manager.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if manager.fileExists(atPath: destination.path) {
+                try manager.removeItem(at: destination)
+            }
+            try manager.moveItem(at: location, to: destination)
+        } catch {
+            records.withLock { $0[downloadTask.taskIdentifier]?.downloadError = error }
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

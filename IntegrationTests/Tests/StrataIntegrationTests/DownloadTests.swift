@@ -1,0 +1,80 @@
+import Foundation
+import Strata
+import StrataTestServer
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Downloads to a file through every layer.
+@Suite struct DownloadTests {
+    private func destination() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("strata-download-\(UUID().uuidString)/file.bin")
+    }
+
+    @Test func aBodyIsSavedToTheDestinationWithMonotonicProgress() async throws {
+        let size = 8 * 1_048_576
+        let target = destination()
+        defer { try? FileManager.default.removeItem(at: target.deletingLastPathComponent()) }
+        let progress = CompletionRecorder<[Int64]>()
+        try await Harness.with { (harness) async throws in
+            let response = try await harness.transfer.requestResponse(
+                Endpoint<Empty>(
+                    path: "stream-bytes/\(size)",
+                    downloadDestination: target,
+                    downloadProgress: { progress.record([$0.completedUnitCount, $0.totalUnitCount]) }
+                )
+            )
+            #expect(response.response.fileURL == target)
+            #expect(response.response.body.isEmpty)
+        }
+        #expect(try Data(contentsOf: target) == Data(TestReply.generatedBody(size: size)))
+        let reported = progress.values
+        #expect(reported.count >= 2)
+        #expect(zip(reported, reported.dropFirst()).allSatisfy { $0[0] <= $1[0] })
+        #expect(reported.last == [Int64(size), Int64(size)])
+    }
+
+    /// FoundationNetworking does not hand over a failed download's body, so only the status is kept.
+    @Test func anUnacceptableStatusFailsWithItsStatusAndLeavesNoFile() async throws {
+        let target = destination()
+        try await Harness.with { (harness) async throws in
+            let error = await failure { () async throws(DataTransferError) in
+                try await harness.transfer.request(Endpoint<Void>(path: "status/404", downloadDestination: target))
+            }
+            guard case .networkFailure(.unacceptableStatusCode(let response))? = error else {
+                Issue.record("expected a 404, got \(String(describing: error))")
+                return
+            }
+            #expect(response.statusCode == 404)
+        }
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+
+    @Test func cancellingMidDownloadCompletesOnceAndLeavesNoFile() async throws {
+        let target = destination()
+        try await Harness.with { (harness) async throws in
+            let recorder = CompletionRecorder<Result<Void, DataTransferError>>()
+            let cancellable = harness.transfer.request(
+                with: Endpoint<Void>(
+                    path: "drip",
+                    queryParameters: ["size": 2_000, "chunks": 20, "interval": 100],
+                    downloadDestination: target
+                ),
+                completion: recorder.record
+            )
+            try await Task.sleep(for: .milliseconds(400))
+            cancellable.cancel()
+            let result = try #require(await recorder.first(timeout: 5))
+            guard case .failure(let error) = result, error.isCancelled else {
+                Issue.record("expected cancellation, got \(result)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(2_200))
+            #expect(recorder.callCount == 1)
+        }
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+}
