@@ -174,3 +174,25 @@ import Testing
         #expect(stream.streamStatus == .closed)
     }
 }
+
+@Suite struct UploadEncodingTests {
+    @Test func dataAndFileBodiesCarryTheirLengthAndAContentTypeOnlyIfAbsent() throws {
+        var request = URLRequest(url: try #require(URL(string: "https://api.example.com/upload")))
+        request.httpMethod = "PUT"
+        let data = try UploadEncoding.data(Data([1, 2, 3])).encode(request, with: [:])
+        #expect(data.httpBody == Data([1, 2, 3]))
+        #expect(data.value(forHTTPHeaderField: "Content-Length") == "3")
+        #expect(data.value(forHTTPHeaderField: "Content-Type") == "application/octet-stream")
+
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID().uuidString).bin")
+        try Data(repeating: 9, count: 1_000).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        request.setValue("image/png", forHTTPHeaderField: "Content-Type")
+        let file = try UploadEncoding.file(url).encode(request, with: ["ignored": true])
+        let stream = try #require(file.httpBodyStream as? FileBodyStream)
+        #expect(stream.fileURL == url)
+        #expect(!stream.removesFileOnRelease)
+        #expect(file.value(forHTTPHeaderField: "Content-Length") == "1000")
+        #expect(file.value(forHTTPHeaderField: "Content-Type") == "image/png")
+    }
+}

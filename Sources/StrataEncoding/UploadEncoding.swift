@@ -1,0 +1,60 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Sends raw bytes as the body: data in memory, or a file that is uploaded straight from disk
+/// (never loaded whole), with upload progress like any other body.
+///
+/// ```swift
+/// Endpoint<Void>(path: "backups/latest", method: .put,
+///                bodyEncoding: UploadEncoding.file(backupURL, contentType: "application/gzip"),
+///                uploadProgress: { print($0.fractionCompleted) })
+/// ```
+///
+/// `Content-Type` is set only if absent (by default `application/octet-stream`), `Content-Length`
+/// to the exact size; parameters, if any, are ignored. The caller's file is never deleted.
+public enum UploadEncoding: ParameterEncoding {
+    /// These bytes.
+    case data(Data, contentType: String = MIMEType.fallback)
+    /// The contents of this file.
+    case file(URL, contentType: String = MIMEType.fallback)
+
+    /// `true`: the body is written whatever the parameters.
+    public var writesBodyWithoutParameters: Bool { true }
+
+    /// Returns `request` with the upload as its body.
+    /// - Throws: ``ParameterEncodingError/multipart(_:)`` with ``MultipartError/unreadableFile(path:reason:)``
+    ///   when the file's size cannot be read.
+    public func encode(
+        _ request: URLRequest, with parameters: [String: ParameterValue]
+    ) throws(ParameterEncodingError)
+        -> URLRequest
+    {
+        var request = request
+        switch self {
+        case .data(let data, let contentType):
+            request.httpBody = data
+            request.setValue(String(data.count), forHTTPHeaderField: "Content-Length")
+            setContentType(contentType, on: &request)
+        case .file(let url, let contentType):
+            do {
+                let stream = try FileBodyStream(fileURL: url, removesFileOnRelease: false)
+                request.httpBodyStream = stream
+                request.setValue(String(stream.length), forHTTPHeaderField: "Content-Length")
+            } catch {
+                throw .multipart(.unreadableFile(path: url.path, reason: error.localizedDescription))
+            }
+            setContentType(contentType, on: &request)
+        }
+        return request
+    }
+
+    private func setContentType(_ contentType: String, on request: inout URLRequest) {
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        }
+    }
+}
