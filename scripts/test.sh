@@ -19,10 +19,10 @@ step "Unit tests under ThreadSanitizer (the cancellation races among them)"
 swift test --sanitize=thread --scratch-path .build-tsan
 
 step "Integration tests against the loopback server"
-swift test --package-path IntegrationTests
+swift test --package-path IntegrationTests --no-parallel
 
 step "Integration load and cancellation tests under ThreadSanitizer"
-swift test --package-path IntegrationTests --sanitize=thread --scratch-path IntegrationTests/.build-tsan \
+swift test --package-path IntegrationTests --no-parallel --sanitize=thread --scratch-path IntegrationTests/.build-tsan \
     --filter 'LoadTests|cancelling|LinuxDefectTests|AuthenticationTests|Cancelled'
 
 step "Multipart upload memory check: 256 MiB through the loopback server, peak resident memory under 100 MiB"
