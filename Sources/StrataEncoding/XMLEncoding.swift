@@ -83,20 +83,11 @@ public struct XMLEncoding: ParameterEncoding {
     ) throws(ParameterEncodingError)
         -> URLRequest
     {
-        do {
-            switch format {
-            case .document(let root):
-                return try apply(XMLWriter().write(encoder.encode(parameters, rootElement: root)), to: request)
-            case .soap(let version, let operation, let header, let action):
-                let envelope = try Self.envelope(
-                    version, header: header, body: encoder.encode(parameters, rootElement: operation))
-                return try apply(XMLWriter().write(envelope), to: request, soap: (version, action))
-            case .propertyList:
-                return apply(try Self.propertyList(parameters), to: request)
-            }
-        } catch {
-            throw .xml(error)
-        }
+        try write(
+            to: request,
+            element: { (root) throws(XMLError) in try encoder.encode(parameters, rootElement: root) },
+            propertyList: { () throws(XMLError) in try Self.propertyList(parameters) }
+        )
     }
 
     /// Returns `request` with `value` as its XML body.
@@ -105,16 +96,29 @@ public struct XMLEncoding: ParameterEncoding {
     )
         throws(ParameterEncodingError) -> URLRequest
     {
+        try write(
+            to: request,
+            element: { (root) throws(XMLError) in try encoder.encode(value, rootElement: root) },
+            propertyList: { () throws(XMLError) in try Self.propertyList(encoding: value) }
+        )
+    }
+
+    /// Writes the body in ``format``: `element` makes the document's or SOAP operation's element
+    /// with the given name, `propertyList` the property list.
+    private func write(
+        to request: URLRequest,
+        element: (String) throws(XMLError) -> XMLTree,
+        propertyList: () throws(XMLError) -> Data
+    ) throws(ParameterEncodingError) -> URLRequest {
         do {
             switch format {
             case .document(let root):
-                return try apply(XMLWriter().write(encoder.encode(value, rootElement: root)), to: request)
+                return try apply(XMLWriter().write(element(root)), to: request)
             case .soap(let version, let operation, let header, let action):
-                let envelope = try Self.envelope(
-                    version, header: header, body: encoder.encode(value, rootElement: operation))
+                let envelope = try Self.envelope(version, header: header, body: element(operation))
                 return try apply(XMLWriter().write(envelope), to: request, soap: (version, action))
             case .propertyList:
-                return apply(try Self.propertyList(encoding: value), to: request)
+                return apply(try propertyList(), to: request)
             }
         } catch {
             throw .xml(error)

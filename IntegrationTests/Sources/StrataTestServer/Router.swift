@@ -8,24 +8,18 @@ public final class Router: Sendable {
     /// Answers a request.
     public typealias Handler = @Sendable (TestRequest) -> TestReply
 
-    private struct Route: Sendable {
+    /// Receives a request's body as it arrives and answers once it has all of it; for bodies too
+    /// large to hold in memory.
+    public typealias StreamingHandler = @Sendable (TestRequest) -> any BodyConsumer
+
+    private struct Route<Handler: Sendable>: Sendable {
         let method: String?
         let segments: [Substring]
         let handler: Handler
     }
 
-    /// Receives a request's body as it arrives and answers once it has all of it; for bodies too
-    /// large to hold in memory.
-    public typealias StreamingHandler = @Sendable (TestRequest) -> any BodyConsumer
-
-    private struct StreamingRoute: Sendable {
-        let method: String?
-        let segments: [Substring]
-        let handler: StreamingHandler
-    }
-
-    private let routes = NIOLockedValueBox<[Route]>([])
-    private let streamingRoutes = NIOLockedValueBox<[StreamingRoute]>([])
+    private let routes = NIOLockedValueBox<[Route<Handler>]>([])
+    private let streamingRoutes = NIOLockedValueBox<[Route<StreamingHandler>]>([])
 
     /// Creates an empty router.
     public init() {}
@@ -39,36 +33,38 @@ public final class Router: Sendable {
     /// Adds a route whose body is handed to a consumer chunk by chunk instead of being collected.
     /// The request passed to `handler` has an empty body.
     public func addStreaming(_ method: String?, _ pattern: String, _ handler: @escaping StreamingHandler) {
-        let route = StreamingRoute(method: method?.uppercased(), segments: Self.segments(pattern), handler: handler)
+        let route = Route(method: method?.uppercased(), segments: Self.segments(pattern), handler: handler)
         streamingRoutes.withLockedValue { $0.append(route) }
     }
 
     /// The body consumer for `request`, if a streaming route matches it.
     func consumer(for request: TestRequest) -> (any BodyConsumer)? {
-        let path = Self.segments(request.path)
-        for route in streamingRoutes.withLockedValue({ $0 }).reversed() {
-            guard route.method == nil || route.method == request.method.uppercased(),
-                let parameters = Self.match(route.segments, path)
-            else { continue }
-            var request = request
-            request.parameters = parameters
-            return route.handler(request)
-        }
-        return nil
+        Self.match(request, in: streamingRoutes).map { handler, request in handler(request) }
     }
 
     /// The reply for `request`: the last matching route's, or a `404`.
     func reply(to request: TestRequest) -> TestReply {
-        let path = Self.segments(request.path)
+        guard let (handler, request) = Self.match(request, in: routes) else {
+            return .json(#"{"error": "no route for \#(request.method) \#(request.path)"}"#, status: 404)
+        }
+        return handler(request)
+    }
+
+    /// The last route in `routes` that matches `request`, with the request's captured parameters.
+    private static func match<H: Sendable>(
+        _ request: TestRequest,
+        in routes: NIOLockedValueBox<[Route<H>]>
+    ) -> (H, TestRequest)? {
+        let path = segments(request.path)
         for route in routes.withLockedValue({ $0 }).reversed() {
             guard route.method == nil || route.method == request.method.uppercased(),
-                let parameters = Self.match(route.segments, path)
+                let parameters = match(route.segments, path)
             else { continue }
             var request = request
             request.parameters = parameters
-            return route.handler(request)
+            return (route.handler, request)
         }
-        return .json(#"{"error": "no route for \#(request.method) \#(request.path)"}"#, status: 404)
+        return nil
     }
 
     private static func segments(_ path: String) -> [Substring] {
