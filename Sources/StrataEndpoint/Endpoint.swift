@@ -54,6 +54,8 @@ public struct Endpoint<Response>: ResponseRequestable {
     public var uploadProgress: (@Sendable (Progress) -> Void)?
     /// An interceptor for this endpoint's requests, run after the session manager's own.
     public var interceptor: (any RequestInterceptor)?
+    /// How this endpoint's requests follow redirects; `nil` for the session manager's policy.
+    public var redirectPolicy: RedirectPolicy?
     /// Where to save the response body; `nil` to receive it.
     public var downloadDestination: URL?
     /// Called as a download's body is written, with a `Progress` counting bytes.
@@ -77,6 +79,7 @@ public struct Endpoint<Response>: ResponseRequestable {
         responseDecoder: (any ResponseDecoder)? = nil,
         uploadProgress: (@Sendable (Progress) -> Void)? = nil,
         interceptor: (any RequestInterceptor)? = nil,
+        redirectPolicy: RedirectPolicy? = nil,
         downloadDestination: URL? = nil,
         downloadProgress: (@Sendable (Progress) -> Void)? = nil
     ) {
@@ -95,6 +98,7 @@ public struct Endpoint<Response>: ResponseRequestable {
         self.responseDecoder = responseDecoder ?? Self.defaultDecoder
         self.uploadProgress = uploadProgress
         self.interceptor = interceptor
+        self.redirectPolicy = redirectPolicy
         self.downloadDestination = downloadDestination
         self.downloadProgress = downloadProgress
     }

@@ -43,6 +43,8 @@ public protocol Requestable: Sendable {
     var uploadProgress: (@Sendable (Progress) -> Void)? { get }
     /// An interceptor for this endpoint's requests, run after the session manager's own.
     var interceptor: (any RequestInterceptor)? { get }
+    /// How this endpoint's requests follow redirects; `nil` for the session manager's policy.
+    var redirectPolicy: RedirectPolicy? { get }
     /// Where to save the response body (streamed to disk, never held in memory); `nil` to receive it.
     var downloadDestination: URL? { get }
     /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each attempt).
@@ -78,6 +80,8 @@ extension Requestable {
     public var uploadProgress: (@Sendable (Progress) -> Void)? { nil }
     /// No interceptor of its own.
     public var interceptor: (any RequestInterceptor)? { nil }
+    /// The session manager's redirect policy.
+    public var redirectPolicy: RedirectPolicy? { nil }
     /// No download: the body is received.
     public var downloadDestination: URL? { nil }
     /// No download progress.

@@ -73,6 +73,7 @@ public struct DefaultNetworkService: NetworkService {
                 acceptableStatusCodes: acceptable,
                 uploadProgress: endpoint.uploadProgress,
                 interceptor: endpoint.interceptor,
+                redirectPolicy: endpoint.redirectPolicy,
                 downloadDestination: endpoint.downloadDestination,
                 downloadProgress: endpoint.downloadProgress
             )

@@ -27,6 +27,8 @@ public final class URLSessionManager: NetworkSessionManager {
     ///   - acceptableStatusCodes: The status codes that count as success.
     ///   - adapters: Adapters run in order before each attempt.
     ///   - retriers: Retriers asked in order after a failed attempt.
+    ///   - interceptors: Interceptors that both adapt and retry (authentication), after `adapters`
+    ///     and `retriers`.
     ///   - redirectPolicy: What to do when a server redirects; by default, follow (made safe).
     ///   - reachability: Consulted before every attempt; an unreachable target fails at once with
     ///     `URLError(.notConnectedToInternet)`. `nil` (the default) attempts every request.
@@ -37,6 +39,7 @@ public final class URLSessionManager: NetworkSessionManager {
         acceptableStatusCodes: Set<Int> = SessionRequestOptions.defaultAcceptableStatusCodes,
         adapters: [any RequestAdapter] = [],
         retriers: [any RequestRetrier] = [],
+        interceptors: [any RequestInterceptor] = [],
         redirectPolicy: RedirectPolicy = .follow,
         reachability: (any ReachabilityGate)? = nil,
         authenticationChallengeTimeout: TimeInterval = 10
@@ -44,8 +47,7 @@ public final class URLSessionManager: NetworkSessionManager {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.core = SessionCore(
             configuration: configuration,
-            adapters: adapters,
-            retriers: retriers,
+            interceptor: Interceptor(adapters: adapters, retriers: retriers, interceptors: interceptors),
             redirectPolicy: redirectPolicy,
             reachability: reachability,
             challengeTimeout: authenticationChallengeTimeout
@@ -83,8 +85,7 @@ final class SessionCore: Sendable {
 
     init(
         configuration: URLSessionConfiguration,
-        adapters: [any RequestAdapter],
-        retriers: [any RequestRetrier],
+        interceptor: Interceptor,
         redirectPolicy: RedirectPolicy,
         reachability: (any ReachabilityGate)?,
         challengeTimeout: TimeInterval
@@ -100,7 +101,7 @@ final class SessionCore: Sendable {
             configuration.urlCache = nil
         #endif
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
-        self.interceptor = Interceptor(adapters: adapters, retriers: retriers)
+        self.interceptor = interceptor
         self.redirectPolicy = redirectPolicy
         self.reachability = reachability
     }

@@ -76,6 +76,42 @@ private func run(
         #expect(manager.receivedOptions.first?.acceptableStatusCodes == [200, 404])
     }
 
+    @Test func theEndpointsTransportSettingsReachTheManager() async throws {
+        let manager = MockNetworkSessionManager()
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID()).bin")
+        let uploads = CompletionRecorder<Progress>()
+        let downloads = CompletionRecorder<Progress>()
+        _ = try await run(
+            Endpoint<Void>(
+                path: "x",
+                uploadProgress: uploads.record,
+                interceptor: Interceptor(adapters: [HeadersAdapter(["X-Endpoint": "1"])]),
+                redirectPolicy: .doNotFollow,
+                downloadDestination: destination,
+                downloadProgress: downloads.record
+            ),
+            with: manager
+        )
+        let options = try #require(manager.receivedOptions.first)
+        #expect(options.interceptor != nil)
+        #expect(options.redirectPolicy != nil)
+        #expect(options.downloadDestination == destination)
+        options.uploadProgress?(Progress(totalUnitCount: 1))
+        options.downloadProgress?(Progress(totalUnitCount: 2))
+        #expect(uploads.values.map(\.totalUnitCount) == [1])
+        #expect(downloads.values.map(\.totalUnitCount) == [2])
+    }
+
+    @Test func theManagersDefaultsApplyWhenTheEndpointNamesNoTransportSettings() async throws {
+        let manager = MockNetworkSessionManager()
+        _ = try await run(Endpoint<Void>(path: "x"), with: manager)
+        let options = try #require(manager.receivedOptions.first)
+        #expect(options.interceptor == nil)
+        #expect(options.redirectPolicy == nil)
+        #expect(options.downloadDestination == nil)
+        #expect(options.uploadProgress == nil && options.downloadProgress == nil)
+    }
+
     @Test func theManagersAcceptableStatusCodesApplyWhenTheEndpointNamesNone() async throws {
         let manager = MockNetworkSessionManager(
             responses: [.success(statusCode: 304)], acceptableStatusCodes: Set(200..<400))

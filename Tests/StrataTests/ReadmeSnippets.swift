@@ -145,8 +145,9 @@ func readmeWalkthrough() async throws {
         hosts: ["api.example.com"]
     )
     let protectedManager = URLSessionManager(
-        adapters: [authentication],
-        retriers: [authentication, RetryPolicy(maximumAttempts: 4, deadline: 30)],
+        adapters: [HeadersAdapter(["User-Agent": "Shop/2.1"])],
+        retriers: [RetryPolicy(maximumAttempts: 4, deadline: 30)],
+        interceptors: [authentication],
         redirectPolicy: .follow
     )
 

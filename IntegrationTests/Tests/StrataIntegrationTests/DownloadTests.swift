@@ -37,8 +37,8 @@ import Testing
         #expect(reported.last == [Int64(size), Int64(size)])
     }
 
-    /// FoundationNetworking does not hand over a failed download's body, so only the status is kept.
-    @Test func anUnacceptableStatusFailsWithItsStatusAndLeavesNoFile() async throws {
+    /// The error body is reported like any other (up to 1 MiB of it), and nothing is written to the destination.
+    @Test func anUnacceptableStatusFailsWithItsStatusAndBodyAndLeavesNoFile() async throws {
         let target = destination()
         try await Harness.with { (harness) async throws in
             let error = await failure { () async throws(DataTransferError) in
@@ -49,6 +49,7 @@ import Testing
                 return
             }
             #expect(response.statusCode == 404)
+            #expect(String(decoding: response.body, as: UTF8.self) == #"{"status": 404}"#)
         }
         #expect(!FileManager.default.fileExists(atPath: target.path))
     }

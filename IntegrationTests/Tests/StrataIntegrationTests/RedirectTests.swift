@@ -133,4 +133,19 @@ import Testing
             #expect(followed.origin == harness.server.baseURL.absoluteString)
         }
     }
+
+    @Test func anEndpointsPolicyOverridesTheManagersForItsRequestsOnly() async throws {
+        try await Harness.with { (harness) async throws in
+            let service = transfer(harness.server, policy: .follow)
+            let own = try await service.requestResponse(
+                Endpoint<Empty>(
+                    path: "redirect/302", queryParameters: ["to": "/echo"], acceptableStatusCodes: [302],
+                    redirectPolicy: .doNotFollow)
+            )
+            #expect(own.statusCode == 302)
+            let managers = try await service.request(
+                Endpoint<EchoReply>(path: "redirect/302", queryParameters: ["to": "/echo"]))
+            #expect(managers.path == "/echo")
+        }
+    }
 }
