@@ -69,7 +69,7 @@ public enum AuthenticationError: Error, Hashable, Sendable, LocalizedError {
 ///     credential: storedCredential,
 ///     hosts: ["api.example.com"]
 /// )
-/// let manager = URLSessionManager(adapters: [auth], retriers: [auth])
+/// let manager = URLSessionManager(interceptors: [auth])
 /// ```
 ///
 /// - A request that failed with an old credential after a refresh already happened is retried

@@ -44,6 +44,37 @@ func peakResidentBytes() -> Int {
     #endif
 }
 
+/// Follows the progress reports of one transfer without keeping them: how many arrived, the last
+/// count, and whether the count ever went down.
+final class ProgressTracker: @unchecked Sendable {  // Sendable: `lock` guards every stored property.
+    private let lock = NSLock()
+    private var reports = 0
+    private var last: (completed: Int64, total: Int64) = (0, 0)
+    private var monotonic = true
+
+    var record: @Sendable (Progress) -> Void {
+        { [self] progress in
+            lock.lock()
+            defer { lock.unlock() }
+            reports += 1
+            monotonic = monotonic && progress.completedUnitCount >= last.completed
+            last = (progress.completedUnitCount, progress.totalUnitCount)
+        }
+    }
+
+    /// Whether progress rose monotonically to at least `minimum` bytes and ended complete (at its
+    /// own total when one was known), and a line saying so.
+    func verdict(minimum: Int) -> (ok: Bool, summary: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        let complete = last.completed >= Int64(minimum) && (last.total <= 0 || last.completed == last.total)
+        let ok = reports > 0 && monotonic && complete
+        return (
+            ok, "progress: \(reports) reports, \(monotonic ? "monotonic" : "NOT MONOTONIC"), ended at \(last.completed)"
+        )
+    }
+}
+
 /// The CRC-32 of a file, read in 1 MiB chunks.
 func checksum(of url: URL) throws -> (size: Int, crc: UInt32) {
     let handle = try FileHandle(forReadingFrom: url)
@@ -82,21 +113,26 @@ if CommandLine.arguments.contains("--download") {
         completionQueue: .global()
     )
     let target = directory.appendingPathComponent("download.bin")
+    let progress = ProgressTracker()
     let started = ContinuousClock.now
     let response = try await transfer.requestResponse(
-        Endpoint<Empty>(path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"], downloadDestination: target)
+        Endpoint<Empty>(
+            path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"], downloadDestination: target,
+            downloadProgress: progress.record)
     )
     let elapsed = ContinuousClock.now - started
     try await server.shutdown()
     let saved = try checksum(of: target)
     let intact = response.response.fileURL == target && saved.size == size && saved.crc == expected.value
     let peak = peakResidentBytes()
+    let reported = progress.verdict(minimum: size)
     print(
         "download-memory-check: \(sizeMiB) MiB download to a file in \(elapsed), saved \(saved.size) bytes "
-            + "(crc32 \(intact ? "match" : "MISMATCH")), peak resident memory \(peak / 1_048_576) MiB (limit \(limitMiB) MiB)"
+            + "(crc32 \(intact ? "match" : "MISMATCH")), \(reported.summary), "
+            + "peak resident memory \(peak / 1_048_576) MiB (limit \(limitMiB) MiB)"
     )
     try? FileManager.default.removeItem(at: directory)
-    exit(intact && peak <= limitMiB * 1_048_576 ? 0 : 1)
+    exit(intact && reported.ok && peak <= limitMiB * 1_048_576 ? 0 : 1)
 }
 
 let source = directory.appendingPathComponent("source.bin")
@@ -129,13 +165,15 @@ let transfer = DefaultDataTransferService(
 )
 var form = MultipartFormData()
 try form.append(fileURL: source, name: "file", fileName: "source.bin")
+let progress = ProgressTracker()
 let started = ContinuousClock.now
 let echo = try await transfer.request(
     Endpoint<MultipartEcho>(
         path: "multipart",
         method: .post,
         bodyParameters: ["purpose": "memory check"],
-        bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: directory)
+        bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: directory),
+        uploadProgress: progress.record
     )
 )
 let elapsed = ContinuousClock.now - started
@@ -144,14 +182,16 @@ try await server.shutdown()
 let part = echo.parts.first { $0.name == "file" }
 let peak = peakResidentBytes()
 let intact = part?.size == size && part?.crc32 == checksum.value
+let reported = progress.verdict(minimum: size)
 let leftovers =
     (try? FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0 != "source.bin" }) ?? []
 print(
     "upload-memory-check: \(sizeMiB) MiB multipart upload in \(elapsed), "
         + "server saw \(part?.size ?? -1) bytes (crc32 \(intact ? "match" : "MISMATCH")), "
+        + "\(reported.summary), "
         + "peak resident memory \(peak / 1_048_576) MiB (limit \(limitMiB) MiB), temporary files left: \(leftovers.count)"
 )
 try? FileManager.default.removeItem(at: directory)
-if !intact || peak > limitMiB * 1_048_576 || !leftovers.isEmpty {
+if !intact || !reported.ok || peak > limitMiB * 1_048_576 || !leftovers.isEmpty {
     exit(1)
 }

@@ -65,6 +65,32 @@ import Testing
         }
     }
 
+    /// Resetting a `Progress` traps on Linux, so each attempt reports through a new one, which
+    /// runs from zero to the whole body.
+    @Test func eachAttemptOfARetriedUploadReportsANewProgress() async throws {
+        try await Harness.with { (harness) async throws in
+            let bytes = Data(TestReply.generatedBody(size: 200_000))
+            let reports = CompletionRecorder<(Progress, Int64, Int64)>()  // kept alive, so identities are distinct
+            try await transfer(harness.server, RetryPolicy(initialDelay: 0.05, jitter: 0)).request(
+                Endpoint<Void>(
+                    path: "retry-after/503",
+                    method: .put,
+                    queryParameters: ["key": "upload-progress", "failures": 2, "header": "0"],
+                    bodyEncoding: UploadEncoding.data(bytes),
+                    uploadProgress: { reports.record(($0, $0.completedUnitCount, $0.totalUnitCount)) }
+                )
+            )
+            #expect(harness.server.state.attemptCount(for: "upload-progress") == 3)
+            let perAttempt = Dictionary(grouping: reports.values) { ObjectIdentifier($0.0) }
+            #expect(perAttempt.count == 3)
+            for progress in perAttempt.values {
+                let completed = progress.map(\.1)
+                #expect(completed == completed.sorted())
+                #expect(progress.last?.1 == Int64(bytes.count) && progress.last?.2 == Int64(bytes.count))
+            }
+        }
+    }
+
     @Test func retriesStopAfterTheMaximumWithTheLastFailure() async throws {
         try await Harness.with { (harness) async throws in
             let policy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.05, jitter: 0)
