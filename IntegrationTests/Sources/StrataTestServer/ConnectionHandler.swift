@@ -79,7 +79,7 @@ struct ReplyWriter: Sendable {
                 streamBody(from: 0, size: size, chunkSize: max(1, chunkSize), interval: interval, chunked: chunked)
             }
         case .delayed(let delay, let reply):
-            channel.eventLoop.scheduleTask(in: delay) { write(reply) }
+            channel.eventLoop.scheduleTask(in: TimeAmount(delay)) { write(reply) }
         case .raw(let bytes, let thenClose):
             channel.writeAndFlush(channel.allocator.buffer(bytes: bytes)).whenComplete { _ in
                 if thenClose { channel.close(promise: nil) }
@@ -91,7 +91,7 @@ struct ReplyWriter: Sendable {
         }
     }
 
-    private func streamBody(from offset: Int, size: Int, chunkSize: Int, interval: TimeAmount, chunked: Bool) {
+    private func streamBody(from offset: Int, size: Int, chunkSize: Int, interval: Duration, chunked: Bool) {
         guard channel.isActive else { return }
         guard offset < size else {
             if chunked {
@@ -109,7 +109,7 @@ struct ReplyWriter: Sendable {
         channel.writeAndFlush(buffer).whenComplete { result in
             guard case .success = result else { return }
             if interval > .zero {
-                channel.eventLoop.scheduleTask(in: interval) {
+                channel.eventLoop.scheduleTask(in: TimeAmount(interval)) {
                     streamBody(
                         from: offset + count, size: size, chunkSize: chunkSize, interval: interval, chunked: chunked)
                 }

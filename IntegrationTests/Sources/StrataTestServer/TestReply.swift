@@ -1,5 +1,3 @@
-import NIOCore
-
 /// What the server does in answer to a request: a response, a slow or streamed one, or a fault.
 public indirect enum TestReply: Sendable {
     /// A complete response. `Content-Length` is added unless the headers set it or
@@ -14,11 +12,11 @@ public indirect enum TestReply: Sendable {
         headers: [(String, String)] = [],
         size: Int,
         chunkSize: Int = 65_536,
-        interval: TimeAmount = .zero,
+        interval: Duration = .zero,
         chunked: Bool = false
     )
     /// This reply after a delay.
-    case delayed(TimeAmount, TestReply)
+    case delayed(Duration, TestReply)
     /// These bytes exactly, then the connection is closed or left open without another byte.
     case raw([UInt8], thenClose: Bool)
     /// Close the connection without answering.

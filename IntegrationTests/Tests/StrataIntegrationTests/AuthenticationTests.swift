@@ -114,6 +114,35 @@ func expiredCredential(_ server: TestServer) async throws -> OAuthCredential {
         }
     }
 
+    @Test func aRequestRejectedForACredentialAlreadyReplacedIsRetriedWithoutAnotherRefresh() async throws {
+        try await Harness.with { (harness) async throws in
+            let credential = try await expiredCredential(harness.server)
+            let hits = CompletionRecorder<String>()
+            // Holds a request sent with the old token, so its 401 arrives after the refresh is done.
+            harness.server.router.add("GET", "/slow-protected") { request in
+                let authorization = request.header("Authorization") ?? ""
+                hits.record(authorization)
+                return authorization == "Bearer \(credential.access)"
+                    ? .delayed(.milliseconds(800), .json(#"{"error": "invalid_token"}"#, status: 401))
+                    : .json(#"{"ok": true}"#)
+            }
+            let transfer = stack(
+                harness.server, authenticator: ServerAuthenticator(server: harness.server), credential: credential)
+            let slow = CompletionRecorder<Result<Void, DataTransferError>>()
+            transfer.request(with: Endpoint<Void>(path: "slow-protected"), completion: slow.record)
+            try await Task.sleep(for: .milliseconds(100))
+            try await transfer.request(Endpoint<Void>(path: "auth/protected"))
+            #expect(harness.server.state.refreshCount == 1)
+
+            let result = try #require(await slow.first(timeout: 10))
+            #expect((try? result.get()) != nil, "\(result)")
+            #expect(harness.server.state.refreshCount == 1)
+            #expect(hits.values.count == 2)
+            #expect(hits.values.first == "Bearer \(credential.access)")
+            #expect(hits.values.last != hits.values.first)
+        }
+    }
+
     @Test func aFailingRefreshFailsEveryWaitingRequestWithItsError() async throws {
         try await Harness.with { (harness) async throws in
             let expired = try await expiredCredential(harness.server)
