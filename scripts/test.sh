@@ -7,7 +7,7 @@ step() { printf '\n== %s ==\n' "$*"; }
 
 step "Format (swift format lint --strict)"
 swift format lint --strict --recursive --parallel Package.swift Sources Tests IntegrationTests/Package.swift \
-    IntegrationTests/Sources IntegrationTests/Tests
+    IntegrationTests/Sources IntegrationTests/Tests Example/Package.swift Example/Sources Example/Tests
 
 step "Build with warnings as errors and explicit target dependency import check"
 swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
@@ -30,3 +30,7 @@ swift run -c release --package-path IntegrationTests UploadMemoryCheck --size-mi
 
 step "Download memory check: 256 MiB to a file through every layer, peak resident memory under 100 MiB"
 IntegrationTests/.build/release/UploadMemoryCheck --download --size-mib 256 --limit-mib 100
+
+step "Example: its tests (each layer mocked separately), then the tour against the embedded demo API"
+swift test --package-path Example
+swift run --package-path Example

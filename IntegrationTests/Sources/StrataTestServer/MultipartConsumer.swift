@@ -3,8 +3,13 @@ import MultipartKit
 import NIOCore
 
 /// Parses a `multipart/form-data` body with MultipartKit's parser as it arrives, keeping per part
-/// its headers, size, CRC-32 and first 64 KiB, so bodies of any size pass in bounded memory.
-final class MultipartConsumer: BodyConsumer {
+/// its headers, size, CRC-32 and first 64 KiB, so bodies of any size pass in bounded memory. It
+/// answers with a ``MultipartEcho`` as JSON, or `400` for a body it cannot parse.
+///
+/// ```swift
+/// router.addStreaming("POST", "/uploads") { MultipartConsumer(contentType: $0.header("Content-Type") ?? "") }
+/// ```
+public final class MultipartConsumer: BodyConsumer {
     private static let keptBytes = 65_536
 
     private let parser: MultipartParser?
@@ -15,7 +20,8 @@ final class MultipartConsumer: BodyConsumer {
     private var crc = CRC32()
     private var failed = false
 
-    init(contentType: String) {
+    /// A consumer for a body with this `Content-Type` (which carries the boundary).
+    public init(contentType: String) {
         parser = StandardRoutes.boundary(of: contentType).map { MultipartParser(boundary: $0) }
         parser?.onHeader = { [unowned self] name, value in headers[name.lowercased()] = value }
         parser?.onBody = { [unowned self] buffer in
@@ -48,7 +54,8 @@ final class MultipartConsumer: BodyConsumer {
         }
     }
 
-    func consume(_ chunk: ByteBuffer) {
+    /// Parses the next chunk.
+    public func consume(_ chunk: ByteBuffer) {
         guard let parser, !failed else { return }
         do {
             try parser.execute(chunk)
@@ -57,9 +64,10 @@ final class MultipartConsumer: BodyConsumer {
         }
     }
 
-    func finish() -> TestReply {
+    /// The parts, as JSON.
+    public func finish() -> TestReply {
         guard parser != nil else { return .json(#"{"error": "no multipart boundary"}"#, status: 400) }
         guard !failed else { return .json(#"{"error": "malformed multipart body"}"#, status: 400) }
-        return StandardRoutes.encodeJSON(MultipartEcho(parts: parts))
+        return TestReply.encoded(MultipartEcho(parts: parts))
     }
 }

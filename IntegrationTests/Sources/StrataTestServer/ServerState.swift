@@ -53,7 +53,8 @@ public final class ServerState: Sendable {
         tokens.withLockedValue { $0.refreshTokens.remove(refreshToken) != nil }
     }
 
-    func isValid(accessToken: String) -> Bool {
+    /// Whether `accessToken` was issued and has not expired.
+    public func isValid(accessToken: String) -> Bool {
         tokens.withLockedValue { $0.valid.contains(accessToken) }
     }
 

@@ -214,7 +214,7 @@ public enum StandardRoutes {
             bodySize: request.body.count,
             origin: request.server.current.absoluteString
         )
-        return encodeJSON(reply)
+        return TestReply.encoded(reply)
     }
 
     static func boundary(of contentType: String) -> String? {
@@ -254,14 +254,6 @@ public enum StandardRoutes {
         return result
     }
 
-    static func encodeJSON(_ value: some Encodable) -> TestReply {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(value) else {
-            return .json(#"{"error": "encoding failed"}"#, status: 500)
-        }
-        return .response(status: 200, headers: [("Content-Type", "application/json")], body: Array(data))
-    }
 }
 
 /// The JSON `/echo` answers with.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the server does in answer to a request: a response, a slow or streamed one, or a fault.
 public indirect enum TestReply: Sendable {
     /// A complete response. `Content-Length` is added unless the headers set it or
@@ -27,6 +29,16 @@ public indirect enum TestReply: Sendable {
     /// A JSON response with `Content-Type: application/json`.
     public static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> TestReply {
         .response(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(text.utf8))
+    }
+
+    /// `value` as JSON (keys sorted) with `Content-Type: application/json`; a `500` if it cannot be encoded.
+    public static func encoded(_ value: some Encodable, status: Int = 200) -> TestReply {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(value) else {
+            return .json(#"{"error": "encoding failed"}"#, status: 500)
+        }
+        return .response(status: status, headers: [("Content-Type", "application/json")], body: Array(data))
     }
 
     /// The byte at position `index` of a generated body.
