@@ -12,6 +12,9 @@ swift format lint --strict --recursive --parallel Package.swift Sources Tests In
 step "Build with warnings as errors and explicit target dependency import check"
 swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 
+step "Documentation: every product's DocC catalog, warnings as errors (toolchain docc, no plugin)"
+scripts/docs.sh
+
 step "Unit tests"
 swift test -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 

@@ -125,7 +125,9 @@ public struct NetworkEnvironments: Hashable, Sendable {
     ///   }
     /// }
     /// ```
-    /// - Parameter fallback: The default environment when the file names none.
+    /// - Parameters:
+    ///   - fileURL: The JSON file.
+    ///   - fallback: The default environment when the file names none.
     /// - Throws: ``ConfigurationError/unreadableFile(path:reason:)`` or ``ConfigurationError/malformedFile(path:reason:)``.
     public static func load(
         contentsOf fileURL: URL,

@@ -10,7 +10,7 @@ import StrataCore
 ///
 /// A body smaller than ``memoryThreshold`` (10 MB by default) is built in memory. A larger one is
 /// streamed to a temporary file, reading file parts in chunks, and the request's body becomes a
-/// ``StrataCore/FileBodyStream`` over it: `URLSessionManager` uploads straight from the file, and
+/// ``/StrataCore/FileBodyStream`` over it: `URLSessionManager` uploads straight from the file, and
 /// the file is deleted once the request is released. `Content-Type` is set if absent and
 /// `Content-Length` to the exact size.
 ///

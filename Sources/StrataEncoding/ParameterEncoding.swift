@@ -32,7 +32,7 @@ public protocol ParameterEncoding: Sendable {
 
     /// Returns `request` with an `Encodable` value applied.
     ///
-    /// The default implementation turns the value into a ``ParameterValue`` with
+    /// The default implementation turns the value into a ``/StrataCore/ParameterValue`` with
     /// ``ParameterValueEncoder`` and applies its members with ``encode(_:with:)``.
     /// - Throws: ``ParameterEncodingError`` when the value cannot be encoded or written this way.
     func encode(

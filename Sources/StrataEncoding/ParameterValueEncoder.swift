@@ -1,7 +1,7 @@
 import Foundation
 import StrataCore
 
-/// An `Encoder` that turns any `Encodable` value into a ``ParameterValue`` tree.
+/// An `Encoder` that turns any `Encodable` value into a ``/StrataCore/ParameterValue`` tree.
 ///
 /// Encodings that write parameters (URL query strings and form bodies, XML, multipart fields) use
 /// it to accept `Encodable` models directly, without a detour through JSON.
@@ -18,7 +18,7 @@ import StrataCore
 public struct ParameterValueEncoder: Sendable {
     /// How a `Date` is written.
     public enum DateEncodingStrategy: Sendable {
-        /// As ``StrataCore/ParameterValue/date(_:)``, for the encoding to write as its own options
+        /// As ``/StrataCore/ParameterValue/date(_:)``, for the encoding to write as its own options
         /// say (the default).
         case dateValue
         /// An ISO 8601 timestamp in UTC, such as `2026-11-22T06:00:00Z`.
@@ -103,7 +103,7 @@ package indirect enum OrderedValue: Sendable {
     /// Elements, in order.
     case elements([OrderedValue])
 
-    /// The same value as a ``StrataCore/ParameterValue`` (members lose their order).
+    /// The same value as a ``/StrataCore/ParameterValue`` (members lose their order).
     package var parameterValue: ParameterValue {
         switch self {
         case .scalar(let value): return value

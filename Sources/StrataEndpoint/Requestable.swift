@@ -8,7 +8,7 @@ import StrataSession
     import FoundationNetworking
 #endif
 
-/// Everything needed to build one HTTP request against a ``NetworkConfigurable`` API.
+/// Everything needed to build one HTTP request against a ``/StrataConfiguration/NetworkConfigurable`` API.
 ///
 /// ``Endpoint`` is the concrete type to use; conform your own types when an endpoint is better
 /// described by computed properties. Every requirement but ``path`` and ``method`` has a default.

@@ -1,7 +1,7 @@
 import Foundation
 import StrataEncoding
 
-/// Decodes XML bodies with an ``StrataEncoding/XMLDecoder``: the root element is the response, or,
+/// Decodes XML bodies with an ``/StrataEncoding/XMLDecoder``: the root element is the response, or,
 /// with ``unwrapsSOAPBody``, the first element inside a SOAP envelope's body.
 ///
 /// ```swift
@@ -21,7 +21,7 @@ public struct XMLResponseDecoder: ResponseDecoder {
     }
 
     /// Decodes `data` as XML.
-    /// - Throws: ``StrataEncoding/XMLError`` for malformed XML or a missing SOAP body, a
+    /// - Throws: ``/StrataEncoding/XMLError`` for malformed XML or a missing SOAP body, a
     ///   `DecodingError` when the document does not match `T`.
     public func decode<T: Decodable>(_ data: Data, as type: T.Type) throws -> T {
         var root = try XMLDecoder.parse(data)

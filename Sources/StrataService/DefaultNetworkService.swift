@@ -33,7 +33,7 @@ public struct DefaultNetworkService: NetworkService {
     /// Creates a service.
     /// - Parameters:
     ///   - configuration: The base URL, headers, query parameters and timeout shared by every request.
-    ///   - sessionManager: The transport; by default a new ``URLSessionManager``.
+    ///   - sessionManager: The transport; by default a new ``/StrataSession/URLSessionManager``.
     ///   - logger: Where requests and outcomes are logged; `nil` for no logging.
     public init(
         configuration: any NetworkConfigurable,

@@ -9,7 +9,7 @@ import StrataCore
 ///
 /// Logging is off unless a logger is given to the service. ``ConsoleNetworkLogger`` writes
 /// redacted lines; implement the protocol to forward to your own logging system, and redact with
-/// ``StrataCore/Redaction`` there too.
+/// ``/StrataCore/Redaction`` there too.
 public protocol NetworkLogger: Sendable {
     /// Called before `request` is handed to the session manager.
     func log(request: URLRequest)

@@ -14,7 +14,7 @@ import StrataCore
 /// before every attempt and fails at once with `URLError(.notConnectedToInternet)` (mapped to
 /// `NetworkError.notConnected`) when the answer is no, instead of waiting for a timeout.
 ///
-/// ``InterfaceReachability`` works everywhere; on Apple platforms ``PathMonitorReachability``
+/// ``InterfaceReachability`` works everywhere; on Apple platforms `PathMonitorReachability`
 /// follows the system's own view of the network.
 public protocol ReachabilityGate: Sendable {
     /// Whether a request to `url` can be attempted now.

@@ -11,7 +11,7 @@ import StrataTransfer
     import FoundationNetworking
 #endif
 
-/// A ``StrataTransfer/DataTransferService`` that records the request each endpoint builds and
+/// A ``/StrataTransfer/DataTransferService`` that records the request each endpoint builds and
 /// answers with stubbed values, for testing repositories without a network.
 ///
 /// ```swift
@@ -23,7 +23,7 @@ import StrataTransfer
 /// ```
 ///
 /// Stubs are used in order. A request with no stub left fails with
-/// ``DataTransferError/resolvedNetworkFailure(_:)`` carrying ``MissingStub``, so a test never
+/// ``/StrataTransfer/DataTransferError/resolvedNetworkFailure(_:)`` carrying ``MissingStub``, so a test never
 /// passes by accident.
 public final class MockDataTransferService: DataTransferService {
     /// A stubbed answer.

@@ -9,7 +9,7 @@ import StrataService
     import FoundationNetworking
 #endif
 
-/// A ``StrataService/NetworkService`` that records the request each endpoint builds and answers
+/// A ``/StrataService/NetworkService`` that records the request each endpoint builds and answers
 /// with stubbed results, for testing the data-transfer layer without a session.
 ///
 /// Requests are built against ``configuration`` exactly as the real service builds them, so a

@@ -7,12 +7,12 @@ import StrataSession
     import FoundationNetworking
 #endif
 
-/// A ``StrataSession/NetworkSessionManager`` that records each request and answers with stubbed
+/// A ``/StrataSession/NetworkSessionManager`` that records each request and answers with stubbed
 /// responses, for testing the service layer without a network.
 ///
 /// Responses are used in the order they were enqueued; when none is left, ``fallback`` answers.
 /// Status codes are validated as a real manager does, so an unacceptable status arrives with
-/// ``StrataSession/SessionError/unacceptableStatusCode(_:)``.
+/// ``/StrataSession/SessionError/unacceptableStatusCode(_:)``.
 ///
 /// ```swift
 /// let manager = MockNetworkSessionManager()

@@ -7,7 +7,7 @@ public enum DataTransferError: Error, Sendable, LocalizedError {
     case noResponse
     /// The body could not be decoded; the decoder's error and the raw body are kept.
     case parsing(any Error, body: Data)
-    /// The request failed; the error resolver left the ``StrataService/NetworkError`` as it was.
+    /// The request failed; the error resolver left the ``/StrataService/NetworkError`` as it was.
     case networkFailure(NetworkError)
     /// The request failed and the error resolver turned it into this error (for example a domain
     /// error decoded from the server's error body).

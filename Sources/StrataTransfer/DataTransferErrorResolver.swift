@@ -1,7 +1,7 @@
 import Foundation
 import StrataService
 
-/// Turns a ``StrataService/NetworkError`` into the error your app works with.
+/// Turns a ``/StrataService/NetworkError`` into the error your app works with.
 ///
 /// The resolved error reaches the caller as ``DataTransferError/resolvedNetworkFailure(_:)``; a
 /// resolver that returns the `NetworkError` unchanged leaves it as

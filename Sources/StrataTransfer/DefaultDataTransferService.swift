@@ -4,7 +4,7 @@ import StrataCore
 import StrataEndpoint
 import StrataService
 
-/// The standard ``DataTransferService``: runs endpoints through a ``StrataService/NetworkService``,
+/// The standard ``DataTransferService``: runs endpoints through a ``/StrataService/NetworkService``,
 /// decodes off the completion queue, resolves errors, and completes exactly once on its completion
 /// queue.
 ///

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+/// Keeps the README and the DocC catalogs honest: every ```swift block (but Package.swift fragments)
+/// must appear, line for line, in ReadmeSnippets.swift or DocumentationSnippets.swift, which the test
+/// target compiles.
+@Suite struct DocumentationTests {
+    private static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The non-blank lines of `text`, trimmed.
+    private static func lines(_ text: some StringProtocol) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+    }
+
+    private static func swiftBlocks(in markdown: String) -> [String] {
+        var blocks: [String] = []
+        var current: [Substring]?
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil, line.hasPrefix("```swift") {
+                current = []
+            } else if current != nil, line.hasPrefix("```") {
+                blocks.append((current ?? []).joined(separator: "\n"))
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+
+    private static let compiled: [String] = {
+        let files = ["ReadmeSnippets.swift", "DocumentationSnippets.swift"]
+        return files.flatMap { name in
+            let url = root.appendingPathComponent("Tests/StrataTests").appendingPathComponent(name)
+            return lines((try? String(contentsOf: url, encoding: .utf8)) ?? "")
+        }
+    }()
+
+    /// The README and every article and landing page of the catalogs under Sources.
+    static let documents: [String] = {
+        let sources = root.appendingPathComponent("Sources")
+        let catalogs = (try? FileManager.default.contentsOfDirectory(atPath: sources.path)) ?? []
+        let pages = catalogs.sorted().flatMap { module -> [String] in
+            let catalog = "Sources/\(module)/\(module).docc"
+            let files =
+                (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path))
+            return (files ?? []).filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
+        }
+        return ["README.md"] + pages
+    }()
+
+    @Test func everyModuleHasACatalog() {
+        #expect(Self.documents.count >= 15, "\(Self.documents)")
+    }
+
+    @Test(arguments: DocumentationTests.documents)
+    func everySwiftBlockIsCompiled(document: String) throws {
+        let markdown = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+        for block in Self.swiftBlocks(in: markdown) where !block.hasPrefix(".package(") {
+            let wanted = Self.lines(block)
+            let found = Self.compiled.indices.contains { start in
+                start + wanted.count <= Self.compiled.count
+                    && Array(Self.compiled[start..<start + wanted.count]) == wanted
+            }
+            #expect(found, "\(document): block not in a snippets file:\n\(block)")
+        }
+    }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the DocC documentation of every product with the toolchain's docc, warnings as errors, and
+# merges it into one archive: .build/documentation/Strata.doccarchive. No plugin and no package
+# dependency is involved. Each module links to the layers below it with absolute links
+# (``/StrataCore/HTTPHeaders``), resolved against their archives, so modules build bottom to top.
+#
+#   scripts/docs.sh                       # build and check
+#   docc preview Sources/StrataSession/StrataSession.docc \
+#       --additional-symbol-graph-dir .build/documentation/symbol-graphs/StrataSession   # browse one
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+modules=(StrataCore StrataConfiguration StrataEncoding StrataSession StrataEndpoint StrataService StrataTransfer
+    StrataTesting Strata)
+out=.build/documentation
+rm -rf "$out"
+mkdir -p "$out/symbol-graphs" "$out/modules"
+
+written=$(swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members 2>&1 |
+    sed -n 's/^Files written to //p')
+[ -d "$written" ] || { echo "no symbol graphs were written" >&2; exit 1; }
+
+archives=()
+for module in "${modules[@]}"; do
+    graphs="$out/symbol-graphs/$module"
+    mkdir -p "$graphs"
+    cp "$written/$module.symbols.json" "$graphs/"
+    cp "$written/$module"@*.symbols.json "$graphs/" 2>/dev/null || true
+    dependencies=()
+    for archive in "${archives[@]+"${archives[@]}"}"; do dependencies+=(--dependency "$archive"); done
+    if ! docc convert "Sources/$module/$module.docc" \
+        --additional-symbol-graph-dir "$graphs" \
+        --fallback-display-name "$module" --fallback-bundle-identifier "org.strata.$module" \
+        --enable-experimental-external-link-support "${dependencies[@]+"${dependencies[@]}"}" \
+        --warnings-as-errors \
+        --output-path "$out/modules/$module.doccarchive" >"$out/modules/$module.log" 2>&1; then
+        cat "$out/modules/$module.log"
+        exit 1
+    fi
+    archives+=("$out/modules/$module.doccarchive")
+    echo "documented $module"
+done
+
+docc merge "${archives[@]}" --synthesized-landing-page-name "Strata packages" --output-path "$out/Strata.doccarchive" \
+    >"$out/merge.log" 2>&1 || { cat "$out/merge.log"; exit 1; }
+echo "documentation: $out/Strata.doccarchive"
