@@ -10,15 +10,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The toolchain's docc: on PATH on Linux, through xcrun with Xcode.
+if command -v docc >/dev/null; then docc=(docc); else docc=(xcrun docc); fi
+
 modules=(StrataCore StrataConfiguration StrataEncoding StrataSession StrataEndpoint StrataService StrataTransfer
     StrataTesting Strata)
 out=.build/documentation
 rm -rf "$out"
 mkdir -p "$out/symbol-graphs" "$out/modules"
 
-written=$(swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members 2>&1 |
-    sed -n 's/^Files written to //p')
-[ -d "$written" ] || { echo "no symbol graphs were written" >&2; exit 1; }
+swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members >"$out/symbol-graphs.log" 2>&1 ||
+    { cat "$out/symbol-graphs.log"; exit 1; }
+written=$(sed -n 's/^Files written to //p' "$out/symbol-graphs.log")
+[ -d "$written" ] || { cat "$out/symbol-graphs.log"; exit 1; }
 
 archives=()
 for module in "${modules[@]}"; do
@@ -28,7 +32,7 @@ for module in "${modules[@]}"; do
     cp "$written/$module"@*.symbols.json "$graphs/" 2>/dev/null || true
     dependencies=()
     for archive in "${archives[@]+"${archives[@]}"}"; do dependencies+=(--dependency "$archive"); done
-    if ! docc convert "Sources/$module/$module.docc" \
+    if ! "${docc[@]}" convert "Sources/$module/$module.docc" \
         --additional-symbol-graph-dir "$graphs" \
         --fallback-display-name "$module" --fallback-bundle-identifier "org.strata.$module" \
         --enable-experimental-external-link-support "${dependencies[@]+"${dependencies[@]}"}" \
@@ -41,6 +45,6 @@ for module in "${modules[@]}"; do
     echo "documented $module"
 done
 
-docc merge "${archives[@]}" --synthesized-landing-page-name "Strata packages" --output-path "$out/Strata.doccarchive" \
+"${docc[@]}" merge "${archives[@]}" --synthesized-landing-page-name "Strata packages" --output-path "$out/Strata.doccarchive" \
     >"$out/merge.log" 2>&1 || { cat "$out/merge.log"; exit 1; }
 echo "documentation: $out/Strata.doccarchive"
