@@ -19,10 +19,15 @@ out=.build/documentation
 rm -rf "$out"
 mkdir -p "$out/symbol-graphs" "$out/modules"
 
-swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members >"$out/symbol-graphs.log" 2>&1 ||
+# Symbol graphs of the library targets, from a build of its own (the flags would otherwise
+# invalidate the main build).
+written="$out/symbol-graphs/all"
+mkdir -p "$written"
+swift build --scratch-path .build/docs-build \
+    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$written" \
+    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
+    -Xswiftc -symbol-graph-skip-synthesized-members >"$out/symbol-graphs.log" 2>&1 ||
     { cat "$out/symbol-graphs.log"; exit 1; }
-written=$(sed -n 's/^Files written to //p' "$out/symbol-graphs.log")
-[ -d "$written" ] || { cat "$out/symbol-graphs.log"; exit 1; }
 
 archives=()
 for module in "${modules[@]}"; do
