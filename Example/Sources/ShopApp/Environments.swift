@@ -45,7 +45,7 @@ public struct LaunchOptions: Hashable, Sendable {
 
     /// The usage text.
     public static let usage = """
-        Usage: swift run --package-path Example [--env local|staging|production] [--verbose]
+        Usage: swift run --package-path Example StrataExample [--env local|staging|production] [--verbose]
 
           --env NAME   the environment to talk to (default: local, an embedded demo API on loopback);
                        STRATA_ENVIRONMENT=NAME does the same, the flag wins
