@@ -7,7 +7,8 @@ step() { printf '\n== %s ==\n' "$*"; }
 
 step "Format (swift format lint --strict)"
 swift format lint --strict --recursive --parallel Package.swift Sources Tests IntegrationTests/Package.swift \
-    IntegrationTests/Sources IntegrationTests/Tests Example/Package.swift Example/Sources Example/Tests
+    IntegrationTests/Sources IntegrationTests/Tests Example/Package.swift Example/Sources Example/Tests \
+    Benchmarks/Package.swift Benchmarks/Benchmarks
 
 step "Build with warnings as errors and explicit target dependency import check"
 swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
@@ -37,3 +38,6 @@ IntegrationTests/.build/release/UploadMemoryCheck --download --size-mib 256 --li
 step "Example: its tests (each layer mocked separately), then the tour against the embedded demo API"
 swift test --package-path Example
 swift run --package-path Example
+
+step "Benchmarks: a short smoke run, so they keep building and running (figures: scripts/bench.sh)"
+BENCH_SMOKE=1 scripts/bench.sh

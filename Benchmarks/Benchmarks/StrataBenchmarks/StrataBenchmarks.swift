@@ -1,0 +1,7 @@
+import Benchmark
+import Foundation
+import Strata
+
+let benchmarks: @Sendable () -> Void = {
+    StackOverhead.register()
+}
