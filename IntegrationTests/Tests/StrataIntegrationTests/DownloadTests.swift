@@ -57,24 +57,11 @@ import Testing
     @Test func cancellingMidDownloadCompletesOnceAndLeavesNoFile() async throws {
         let target = destination()
         try await Harness.with { (harness) async throws in
-            let recorder = CompletionRecorder<Result<Void, DataTransferError>>()
-            let cancellable = harness.transfer.request(
-                with: Endpoint<Void>(
-                    path: "drip",
-                    queryParameters: ["size": 2_000, "chunks": 20, "interval": 100],
-                    downloadDestination: target
-                ),
-                completion: recorder.record
-            )
-            try await Task.sleep(for: .milliseconds(400))
-            cancellable.cancel()
-            let result = try #require(await recorder.first(timeout: 5))
-            guard case .failure(let error) = result, error.isCancelled else {
-                Issue.record("expected cancellation, got \(result)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(2_200))
-            #expect(recorder.callCount == 1)
+            try await expectCancellation(
+                of: Endpoint(
+                    path: "drip", queryParameters: ["size": 2_000, "chunks": 20, "interval": 100],
+                    downloadDestination: target),
+                through: harness.transfer, settle: .milliseconds(2_200))
         }
         #expect(!FileManager.default.fileExists(atPath: target.path))
     }

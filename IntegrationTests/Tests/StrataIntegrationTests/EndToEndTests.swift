@@ -138,22 +138,9 @@ struct Note: Codable, Equatable, Sendable {
 
     @Test func cancellingMidTransferCompletesOnceWithCancelled() async throws {
         try await Harness.with { (harness) async throws in
-            let recorder = CompletionRecorder<Result<Data, DataTransferError>>()
-            let started = ContinuousClock.now
-            let cancellable = harness.transfer.request(
-                with: Endpoint<Data>(path: "drip", queryParameters: ["size": 2_000, "chunks": 20, "interval": 100]),
-                completion: recorder.record
-            )
-            try await Task.sleep(for: .milliseconds(400))
-            cancellable.cancel()
-            let result = try #require(await recorder.first(timeout: 5))
-            #expect(ContinuousClock.now - started < .seconds(1))
-            guard case .failure(let error) = result, error.isCancelled else {
-                Issue.record("expected cancellation, got \(result)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(2_000))
-            #expect(recorder.callCount == 1)
+            try await expectCancellation(
+                of: Endpoint(path: "drip", queryParameters: ["size": 2_000, "chunks": 20, "interval": 100]),
+                through: harness.transfer, settle: .seconds(2))
         }
     }
 

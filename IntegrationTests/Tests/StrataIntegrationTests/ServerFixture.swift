@@ -89,3 +89,29 @@ func failure<Value>(
         return error
     }
 }
+
+/// Starts `endpoint`, cancels it after `delay`, and checks that it completes with a cancellation
+/// within `bound` of starting, and — after `settle`, long enough for the server to have answered —
+/// that it completed exactly once.
+func expectCancellation(
+    of endpoint: Endpoint<Void>,
+    through transfer: any DataTransferService,
+    after delay: Duration = .milliseconds(400),
+    within bound: Duration = .seconds(1),
+    settle: Duration,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    let recorder = CompletionRecorder<Result<Void, DataTransferError>>()
+    let started = ContinuousClock.now
+    let cancellable = transfer.request(with: endpoint, completion: recorder.record)
+    try await Task.sleep(for: delay)
+    cancellable.cancel()
+    let result = try #require(await recorder.first(timeout: 5), sourceLocation: sourceLocation)
+    #expect(ContinuousClock.now - started < bound, sourceLocation: sourceLocation)
+    guard case .failure(let error) = result, error.isCancelled else {
+        Issue.record("expected cancellation, got \(result)", sourceLocation: sourceLocation)
+        return
+    }
+    try await Task.sleep(for: settle)
+    #expect(recorder.callCount == 1, sourceLocation: sourceLocation)
+}
