@@ -79,39 +79,18 @@ enum StackOverhead {
         return try decoder.decode(Page.self, from: data)
     }
 
-    /// A short run that only proves the benchmarks build and run (`BENCH_SMOKE=1`).
-    static let smoke = ProcessInfo.processInfo.environment["BENCH_SMOKE"] == "1"
+    /// Requests per iteration: issued back to back, so a completion's hop to its queue overlaps
+    /// the next request, as it does in an app; the per-request figure is the iteration's / 100.
+    static let batch = 100
 
     static func register() {
-        let configuration = Benchmark.Configuration(
-            metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput],
-            scalingFactor: .kilo,
-            maxDuration: smoke ? .milliseconds(200) : .seconds(3),
-            maxIterations: smoke ? 2 : 1_000
-        )
+        let configuration = Settings.configuration()
         Benchmark("Stack overhead — baseline: hand-written URLRequest + JSONDecoder", configuration: configuration) {
             benchmark in
             let decoder = JSONDecoder()
-            for _ in benchmark.scaledIterations {
+            benchmark.record(operations: batch)
+            for _ in 0..<batch {
                 blackHole(try baseline(decoder: decoder))
-            }
-        }
-        Benchmark("Layer — Endpoint.urlRequest", configuration: configuration) { benchmark in
-            for _ in benchmark.scaledIterations {
-                blackHole(try endpoint.urlRequest(with: StackOverhead.configuration))
-            }
-        }
-        Benchmark("Layer — NetworkService, in-memory session", configuration: configuration) { benchmark in
-            let service = DefaultNetworkService(
-                configuration: StackOverhead.configuration, sessionManager: InMemorySessionManager())
-            for _ in benchmark.scaledIterations {
-                service.request(endpoint: endpoint) { blackHole($0) }
-            }
-        }
-        Benchmark("Layer — JSON decode only", configuration: configuration) { benchmark in
-            let decoder = JSONDecoder()
-            for _ in benchmark.scaledIterations {
-                blackHole(try decoder.decode(Page.self, from: body))
             }
         }
         Benchmark("Stack overhead — Strata: DataTransferService, in-memory session", configuration: configuration) {
@@ -119,11 +98,52 @@ enum StackOverhead {
             let transfer = DefaultDataTransferService(
                 networkService: DefaultNetworkService(
                     configuration: StackOverhead.configuration, sessionManager: InMemorySessionManager()),
-                completionQueue: .global()
+                completionQueue: completionQueue
             )
-            for _ in benchmark.scaledIterations {
+            let group = DispatchGroup()
+            benchmark.record(operations: batch)
+            for _ in 0..<batch {
+                group.enter()
+                transfer.request(with: endpoint) { result in
+                    blackHole(result)
+                    group.leave()
+                }
+            }
+            group.wait()
+        }
+        Benchmark("Layer — Endpoint.urlRequest", configuration: configuration) { benchmark in
+            benchmark.record(operations: batch)
+            for _ in 0..<batch {
+                blackHole(try endpoint.urlRequest(with: StackOverhead.configuration))
+            }
+        }
+        Benchmark("Layer — NetworkService, in-memory session", configuration: configuration) { benchmark in
+            let service = DefaultNetworkService(
+                configuration: StackOverhead.configuration, sessionManager: InMemorySessionManager())
+            benchmark.record(operations: batch)
+            for _ in 0..<batch {
+                service.request(endpoint: endpoint) { blackHole($0) }
+            }
+        }
+        Benchmark("Layer — JSON decode only", configuration: configuration) { benchmark in
+            let decoder = JSONDecoder()
+            benchmark.record(operations: batch)
+            for _ in 0..<batch {
+                blackHole(try decoder.decode(Page.self, from: body))
+            }
+        }
+        Benchmark("Layer — async request, one at a time", configuration: configuration) { benchmark in
+            let transfer = DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: StackOverhead.configuration, sessionManager: InMemorySessionManager())
+            )
+            benchmark.record(operations: batch)
+            for _ in 0..<batch {
                 blackHole(try await transfer.request(endpoint))
             }
         }
     }
+
+    /// Where the Strata side's completions run: a serial queue, as an app's main queue is.
+    static let completionQueue = DispatchQueue(label: "Strata.Benchmarks.completion")
 }

@@ -1,7 +1,8 @@
 import Benchmark
-import Foundation
-import Strata
 
 let benchmarks: @Sendable () -> Void = {
     StackOverhead.register()
+    Loopback.register()
+    Encoders.register()
+    Memory.register()
 }

@@ -23,6 +23,7 @@ import NIOCore
 /// | `* /retry-after/{status}?key=&failures=&seconds=&date=1&header=0` | `failures` times that status (with `Retry-After` unless `header=0`), then `200` |
 /// | `* /flaky-close?key=&failures=` | `failures` times a closed connection, then `200` |
 /// | `GET /gzip` | a gzip-encoded JSON body |
+/// | `POST /count` | the size and CRC-32 of the body, read as it arrives (``BodyCount``) |
 /// | `POST /multipart` | the parts of a `multipart/form-data` body, parsed by MultipartKit, as JSON |
 /// | `* /xml` | the request body back as `application/xml` |
 /// | `GET /fault/{name}` | a broken answer: see ``Fault`` |
@@ -89,6 +90,7 @@ public enum StandardRoutes {
                 body: Gzip.stored(body)
             )
         }
+        router.addStreaming("POST", "/count") { _ in ByteCounter() }
         router.addStreaming("POST", "/multipart") { MultipartConsumer(contentType: $0.header("Content-Type") ?? "") }
         router.add(nil, "/xml") { request in
             .response(status: 200, headers: [("Content-Type", "application/xml; charset=utf-8")], body: request.body)
@@ -274,6 +276,29 @@ public struct EchoReply: Codable, Sendable {
     public let bodySize: Int
     /// The listener that answered, `http://127.0.0.1:<port>`.
     public let origin: String
+}
+
+/// The JSON `POST /count` answers with.
+public struct BodyCount: Codable, Sendable {
+    /// The body's size in bytes.
+    public let size: Int
+    /// The body's CRC-32.
+    public let crc32: UInt32
+}
+
+/// Counts and checksums a body of any size as it arrives, for `POST /count`.
+final class ByteCounter: BodyConsumer {
+    private var size = 0
+    private var crc = CRC32()
+
+    func consume(_ chunk: ByteBuffer) {
+        size += chunk.readableBytes
+        crc.update(chunk.readableBytesView)
+    }
+
+    func finish() -> TestReply {
+        .encoded(BodyCount(size: size, crc32: crc.value))
+    }
 }
 
 /// The JSON `/multipart` answers with.

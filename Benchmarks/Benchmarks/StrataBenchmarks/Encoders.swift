@@ -1,0 +1,102 @@
+import Benchmark
+import Foundation
+import Strata
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The parameter encodings on documents of a realistic size: MB/s and allocations per document.
+enum Encoders {
+    struct Product: Codable, Sendable {
+        let id: Int
+        let name: String
+        let description: String
+        let priceCents: Int
+        let tags: [String]
+        let inStock: Bool
+    }
+
+    struct Catalog: Codable, Sendable {
+        let title: String
+        let products: [Product]
+    }
+
+    /// A catalog of about 1 MiB as JSON.
+    static let catalog = Catalog(
+        title: "Catalog",
+        products: (0..<5_600).map { index in
+            Product(
+                id: index, name: "Product \(index)", description: "A thing worth having, number \(index) of many",
+                priceCents: 100 + index, tags: ["swift", "linux", "tag-\(index % 17)"], inStock: index % 3 != 0)
+        }
+    )
+
+    /// 1,000 keys in ten nested groups of 100, with strings that need percent-encoding.
+    static let nestedParameters: [String: ParameterValue] = [
+        "filter": .object(
+            Dictionary(
+                uniqueKeysWithValues: (0..<10).map { group in
+                    (
+                        "group\(group)",
+                        ParameterValue.object(
+                            Dictionary(
+                                uniqueKeysWithValues: (0..<100).map { key in
+                                    ("key\(key)", ParameterValue.string("value \(group)/\(key) & more"))
+                                }
+                            )
+                        )
+                    )
+                }
+            )
+        )
+    ]
+
+    static let request = URLRequest(url: URL(string: "https://api.example.com/v1/search") ?? URL(fileURLWithPath: "/"))
+
+    static func register() {
+        let configuration = Settings.configuration(iterations: 1_000)
+
+        Benchmark("URL encoding, nested 1,000 keys", configuration: configuration) { benchmark in
+            let encoded = try URLEncoding.queryString.encode(request, with: nestedParameters)
+            benchmark.record(operations: 1, bytes: encoded.url?.query?.utf8.count ?? 0)
+        }
+
+        Benchmark("JSON encoding 1 MiB — baseline: JSONEncoder", configuration: configuration) { benchmark in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            var request = request
+            request.httpBody = try encoder.encode(catalog)
+            benchmark.record(operations: 1, bytes: request.httpBody?.count ?? 0)
+        }
+        Benchmark("JSON encoding 1 MiB — Strata: JSONEncoding", configuration: configuration) { benchmark in
+            let encoded = try JSONEncoding.default.encode(request, withEncodable: catalog)
+            benchmark.record(operations: 1, bytes: encoded.httpBody?.count ?? 0)
+        }
+
+        Benchmark("XML encoding 1 MiB", configuration: configuration) { benchmark in
+            let encoded = try XMLEncoding(rootElement: "catalog").encode(request, withEncodable: catalog)
+            benchmark.record(operations: 1, bytes: encoded.httpBody?.count ?? 0)
+        }
+        let xml = Shared<Data>()
+        Benchmark("XML decoding 1 MiB", configuration: configuration) { benchmark in
+            guard let document = xml.value else { return }
+            blackHole(try XMLDecoder().decode(Catalog.self, from: document))
+            benchmark.record(operations: 1, bytes: document.count)
+        } setup: {
+            xml.value = try XMLEncoder().encodeDocument(catalog, rootElement: "catalog")
+        }
+
+        let file = Data((0..<10_240).map { UInt8(truncatingIfNeeded: $0) })
+        Benchmark("Multipart building, 100 parts", configuration: configuration) { benchmark in
+            var form = MultipartFormData(boundary: "strata-benchmark-boundary")
+            for index in 0..<50 {
+                form.append(.string("field value \(index)"), name: "field\(index)")
+                form.append(
+                    file, name: "file\(index)", fileName: "file\(index).bin", mimeType: "application/octet-stream")
+            }
+            let body = try form.encoded()
+            benchmark.record(operations: 1, bytes: body.count)
+        }
+    }
+}

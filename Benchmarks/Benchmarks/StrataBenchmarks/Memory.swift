@@ -1,0 +1,146 @@
+import Benchmark
+import Foundation
+import Strata
+import StrataTestServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Peak resident memory of one 1 GiB transfer to or from the loopback test server (in the same
+/// process): Strata's multipart upload of a file and download to a file, against `URLSession`'s
+/// upload from a file and download task.
+enum Memory {
+    static let size = (Settings.smoke ? 8 : 1_024) * 1_048_576
+
+    /// The server, a source file of ``size`` bytes and a folder for what the transfers write.
+    final class Fixture: Sendable {
+        let server: TestServer
+        let directory: URL
+        let source: URL
+        let session: URLSession
+        let transfer: DefaultDataTransferService
+
+        init() async throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "strata-benchmark-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            source = directory.appendingPathComponent("source.bin")
+            guard FileManager.default.createFile(atPath: source.path, contents: nil) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+            let handle = try FileHandle(forWritingTo: source)
+            let chunk = Data(TestReply.generatedBody(size: 1_048_576))
+            for _ in 0..<(size / chunk.count) {
+                try handle.write(contentsOf: chunk)
+            }
+            try handle.close()
+
+            server = try await TestServer.start()
+            let configuration = URLSessionConfiguration.default
+            configuration.urlCache = nil
+            configuration.timeoutIntervalForRequest = 600
+            session = URLSession(configuration: configuration)
+            transfer = DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 600),
+                    sessionManager: URLSessionManager(configuration: configuration)
+                ),
+                completionQueue: .global()
+            )
+        }
+
+        func tearDown() async throws {
+            try await server.shutdown()
+            try FileManager.default.removeItem(at: directory)
+        }
+
+        var downloadURL: URL { server.url("/stream-bytes/\(size)?chunked=1") }
+
+        /// Fails unless `file` holds ``size`` bytes, and removes it.
+        func check(_ file: URL) throws {
+            let saved = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int
+            try FileManager.default.removeItem(at: file)
+            guard saved == size else { throw TransferCheckFailed(expected: size, actual: saved ?? -1) }
+        }
+    }
+
+    struct TransferCheckFailed: Error {
+        let expected: Int
+        let actual: Int
+    }
+
+    private static let fixture = Shared<Fixture>()
+
+    static func register() {
+        let configuration = Benchmark.Configuration(
+            metrics: [.peakMemoryResident, .wallClock, .throughput, Settings.operations, Settings.bytes],
+            warmupIterations: 0,
+            scalingFactor: .one,
+            maxDuration: .seconds(600),
+            maxIterations: 1
+        )
+        func memoryBenchmark(_ name: String, _ body: @escaping @Sendable (Fixture) async throws -> Void) {
+            Benchmark(name, configuration: configuration) { benchmark in
+                guard let fixture = fixture.value else { return }
+                try await body(fixture)
+                benchmark.record(operations: 1, bytes: size)
+            } setup: {
+                fixture.value = try await Fixture()
+            } teardown: {
+                try await fixture.value?.tearDown()
+            }
+        }
+
+        memoryBenchmark("Memory, 1 GiB download — baseline: URLSession download task") { fixture in
+            let target = fixture.directory.appendingPathComponent("raw-download.bin")
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                fixture.session.downloadTask(with: fixture.downloadURL) { location, _, error in
+                    // The file at `location` is removed when this handler returns.
+                    continuation.resume(
+                        with: Result {
+                            if let error { throw error }
+                            guard let location else { throw URLError(.cannotOpenFile) }
+                            try FileManager.default.moveItem(at: location, to: target)
+                        })
+                }.resume()
+            }
+            try fixture.check(target)
+        }
+        memoryBenchmark("Memory, 1 GiB download — Strata: download to a file") { fixture in
+            let target = fixture.directory.appendingPathComponent("strata-download.bin")
+            _ = try await fixture.transfer.request(
+                Endpoint<Empty>(
+                    path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"], downloadDestination: target))
+            try fixture.check(target)
+        }
+
+        memoryBenchmark("Memory, 1 GiB upload — baseline: URLSession upload from a file") { fixture in
+            var request = URLRequest(url: fixture.server.url("/count"))
+            request.httpMethod = "POST"
+            let data = try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<Data, any Error>) in
+                fixture.session.uploadTask(with: request, fromFile: fixture.source) { data, _, error in
+                    continuation.resume(
+                        with: Result {
+                            if let error { throw error }
+                            return data ?? Data()
+                        })
+                }.resume()
+            }
+            let count = try JSONDecoder().decode(BodyCount.self, from: data)
+            guard count.size == size else { throw TransferCheckFailed(expected: size, actual: count.size) }
+        }
+        memoryBenchmark("Memory, 1 GiB upload — Strata: multipart upload of a file") { fixture in
+            var form = MultipartFormData()
+            try form.append(fileURL: fixture.source, name: "file", fileName: "source.bin")
+            let echo = try await fixture.transfer.request(
+                Endpoint<MultipartEcho>(
+                    path: "multipart", method: .post,
+                    bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: fixture.directory))
+            )
+            let uploaded = echo.parts.first?.size ?? -1
+            guard uploaded == size else { throw TransferCheckFailed(expected: size, actual: uploaded) }
+        }
+    }
+}
