@@ -7,6 +7,10 @@ import PackageDescription
 //   swift package --package-path Benchmarks benchmark          # every benchmark
 //   scripts/bench.sh                                           # the same, with one table of ratios
 
+let settings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "StrataBenchmarks",
     platforms: [.macOS(.v13)],
@@ -14,21 +18,33 @@ let package = Package(
         .package(name: "Strata", path: ".."),
         .package(name: "StrataIntegrationTests", path: "../IntegrationTests"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
     ],
     targets: [
+        // The stack-overhead fixture, shared by the benchmark and by StackInstructions.
+        .target(
+            name: "StackFixture",
+            dependencies: [.product(name: "Strata", package: "Strata")],
+            swiftSettings: settings
+        ),
+        .executableTarget(
+            name: "StackInstructions",
+            dependencies: ["StackFixture", .product(name: "Strata", package: "Strata")],
+            swiftSettings: settings
+        ),
         .executableTarget(
             name: "StrataBenchmarks",
             dependencies: [
+                "StackFixture",
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataTestServer", package: "StrataIntegrationTests"),
             ],
             path: "Benchmarks/StrataBenchmarks",
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
-            ],
+            swiftSettings: settings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (Benchmarks/, ordo-one/benchmark, release build) and prints one table of medians
-# per operation; for each pair "<group> — baseline: …" / "<group> — Strata: …", Strata's ratios to the
-# baseline. Memory benchmarks show peak resident memory instead of allocations.
+# per operation, with Strata's ratio to the baseline for each pair. Pairs of time and allocations run
+# side by side in one process; the 1 GiB memory pairs run in a process each, for peak resident memory.
 #
 #   scripts/bench.sh                    # every benchmark
 #   scripts/bench.sh 'Stack overhead.*' # those matching a regular expression
@@ -25,54 +25,73 @@ python3 - "$out"/*.jmh.json <<'PY'
 import json, sys, re
 
 # Each benchmark records per iteration how many operations it ran ("Operations") and how many bytes
-# each handled ("Bytes"); figures here are per operation. Times are in microseconds.
-results = {}
-for benchmark in json.load(open(sys.argv[1])):
+# each handled ("Bytes"); figures here are per operation. Side-by-side benchmarks record both sides'
+# times and allocations in one run and are named "… vs …"; memory pairs are separate processes named
+# "… — baseline: …" and "… — Strata: …".
+def us(value):
+    return f"{value / 1e6:.2f} s" if value >= 1e6 else f"{value / 1e3:.2f} ms" if value >= 1e3 else f"{value:.1f} µs"
+
+rows = [("Benchmark", "side", "time/op", "mallocs/op or peak RSS", "MB/s", "Strata/baseline")]
+memory = {}
+for benchmark in sorted(json.load(open(sys.argv[1])), key=lambda b: b["benchmark"]):
     name = benchmark["benchmark"].split("StrataBenchmarks.", 1)[-1].replace("_", " ")
     metrics = benchmark["secondaryMetrics"]
     def median(metric):
-        return (metrics.get(metric, {}).get("scorePercentiles", {}).get("50.0") or 0)
+        return metrics.get(metric, {}).get("scorePercentiles", {}).get("50.0") or 0
     operations = max(median("Operations"), 1)
+    size = median("Bytes")
+    def throughput(time):
+        return f"{size / time:.1f} MB/s" if size and time else ""
+    # The JMH export carries metrics over from one benchmark to the next, so a benchmark's kind is
+    # read from its name, never from which metrics it lists.
+    if " vs " in name:
+        base = (median("Baseline time (ns)") / 1e3 / operations, median("Baseline mallocs") / operations)
+        strata = (median("Strata time (ns)") / 1e3 / operations, median("Strata mallocs") / operations)
+        rows.append((name, "baseline", us(base[0]), f"{base[1]:.0f}", throughput(base[0]), ""))
+        rows.append(("", "Strata", us(strata[0]), f"{strata[1]:.0f}", throughput(strata[0]),
+                     f"time {strata[0] / base[0]:.2f}x, mallocs {strata[1] / max(base[1], 1):.2f}x"))
+        continue
     time = median("Time (wall clock)") / operations
-    results[name] = {
-        "time": time,
-        "mallocs": median("Malloc (total)") / operations,
-        "bytes": median("Bytes"),
-        "rss": median("Memory (resident peak)"),
-    }
-
-def show_time(value):
-    return f"{value / 1e6:.2f} s" if value >= 1e6 else f"{value / 1e3:.2f} ms" if value >= 1e3 else f"{value:.1f} µs"
-
-def cells(values, memory):
-    cells = [show_time(values["time"])]
-    cells.append(f"{values['rss'] / 1_048_576:.0f} MiB" if memory else f"{values['mallocs']:.0f}")
-    cells.append(f"{values['bytes'] / values['time']:.1f} MB/s" if values["bytes"] else "")
-    return cells
-
-rows = [("Benchmark", "side", "time/op", "mallocs/op · peak RSS", "MB/s", "ratio")]
-pairs = {}
-for name, values in results.items():
     match = re.match(r"(.+?) — (baseline|Strata): ", name)
-    key = match.group(1) if match else name
-    pairs.setdefault(key, {})[match.group(2) if match else ""] = values
-for group in sorted(pairs):
-    sides = pairs[group]
-    memory = group.startswith("Memory")
-    if set(sides) == {"baseline", "Strata"}:
-        base, strata = sides["baseline"], sides["Strata"]
-        measure = "rss" if memory else "mallocs"
-        ratio = (f"time {strata['time'] / base['time']:.2f}x, "
-                 f"{'memory' if memory else 'mallocs'} {strata[measure] / max(base[measure], 1):.2f}x")
-        rows.append((group, "baseline", *cells(base, memory), ""))
-        rows.append(("", "Strata", *cells(strata, memory), ratio))
-    else:
-        for side, values in sides.items():
-            rows.append((group, side, *cells(values, memory), ""))
+    if match:
+        memory.setdefault(match.group(1), {})[match.group(2)] = (time, median("Memory (resident peak)"), size)
+        continue
+    rows.append((name, "", us(time), f"{median('Malloc (total)') / operations:.0f}", throughput(time), ""))
+
+for group, sides in sorted(memory.items()):
+    for side in ("baseline", "Strata"):
+        if side not in sides:
+            continue
+        time, rss, size = sides[side]
+        ratio = ""
+        if side == "Strata" and "baseline" in sides:
+            ratio = f"memory {rss / max(sides['baseline'][1], 1):.2f}x, time {time / sides['baseline'][0]:.2f}x"
+        rows.append((group if side == "baseline" else "", side, us(time), f"{rss / 1_048_576:.0f} MiB",
+                     f"{size / time:.1f} MB/s" if size else "", ratio))
 
 widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
 for index, row in enumerate(rows):
-    print("  ".join(cell.ljust(width) if i < 2 else cell.rjust(width) for i, (cell, width) in enumerate(zip(row, widths))).rstrip())
+    print("  ".join(cell.ljust(width) if i < 2 else cell.rjust(width)
+                    for i, (cell, width) in enumerate(zip(row, widths))).rstrip())
     if index == 0:
         print("  ".join("-" * width for width in widths))
 PY
+
+# Instructions per request of the stack-overhead pair, counted by valgrind's callgrind: the same on
+# every run, where wall-clock medians on a shared machine move by ±15 %. The difference between
+# runs of 2n and n requests leaves out the program's start-up.
+if command -v valgrind >/dev/null && [[ "Stack overhead — Strata" =~ $filter ]]; then
+    swift build -c release --package-path Benchmarks --product StackInstructions >"$out/build.log" 2>&1 ||
+        { cat "$out/build.log"; exit 1; }
+    binary="$(swift build -c release --package-path Benchmarks --show-bin-path)/StackInstructions"
+    n=$([ "$BENCH_SMOKE" = 1 ] && echo 20 || echo 1000)
+    count() {
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$1" "$2" 2>&1 |
+            sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+    }
+    base=$(( ($(count baseline $((2 * n))) - $(count baseline "$n")) / n ))
+    strata=$(( ($(count strata $((2 * n))) - $(count strata "$n")) / n ))
+    python3 -c "import sys; b, s = int(sys.argv[1]), int(sys.argv[2]); print(
+        f'\nStack overhead, instructions per request (callgrind): baseline {b:,}, Strata {s:,}, ratio {s / b:.3f}x')" \
+        "$base" "$strata"
+fi

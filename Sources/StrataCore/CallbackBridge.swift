@@ -6,13 +6,19 @@
 package func withCancellableCallback<Success: Sendable, Failure: Error>(
     _ start: (@escaping @Sendable (Result<Success, Failure>) -> Void) -> any NetworkCancellable
 ) async -> Result<Success, Failure> {
-    // Either the operation is stored before cancellation arrives (the handler cancels it), or
-    // cancellation is recorded first (the starter cancels it once stored): one lock decides which.
-    let state = Locked<(operation: (any NetworkCancellable)?, isCancelled: Bool)>((nil, false))
+    // One lock orders the three events: the operation being stored, the task being cancelled (which
+    // cancels the stored operation, or leaves the starter to cancel it once stored), and the
+    // completion, which takes the continuation so that it resumes exactly once.
+    let state = Locked(BridgeState<Result<Success, Failure>>())
     return await withTaskCancellationHandler {
         await withCheckedContinuation { continuation in
-            let resume = CompletionOnce<Result<Success, Failure>> { continuation.resume(returning: $0) }
-            let operation = start { resume.complete($0) }
+            state.withLock { $0.continuation = continuation }
+            let operation = start { result in
+                state.withLock { state in
+                    defer { state.continuation = nil }
+                    return state.continuation
+                }?.resume(returning: result)
+            }
             let cancelNow = state.withLock { state -> Bool in
                 state.operation = operation
                 return state.isCancelled
@@ -27,4 +33,11 @@ package func withCancellableCallback<Success: Sendable, Failure: Error>(
             return state.operation
         }?.cancel()
     }
+}
+
+/// What ``withCancellableCallback(_:)`` guards with its lock.
+private struct BridgeState<Value: Sendable>: Sendable {
+    var continuation: CheckedContinuation<Value, Never>?
+    var operation: (any NetworkCancellable)?
+    var isCancelled = false
 }

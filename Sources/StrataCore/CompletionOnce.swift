@@ -2,7 +2,7 @@
 ///
 /// Each Strata layer wraps its caller's completion in one, so that success, failure and
 /// cancellation racing each other still call the caller exactly once.
-package final class CompletionOnce<Value: Sendable>: Sendable {
+package struct CompletionOnce<Value: Sendable>: Sendable {
     private let handler: Locked<(@Sendable (Value) -> Void)?>
 
     /// Wraps `handler`.

@@ -165,6 +165,12 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
 
 extension String {
     fileprivate func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        // Field names are ASCII tokens (RFC 9110 §5.1): comparing their bytes folded to lowercase
+        // allocates nothing, unlike `lowercased()` on a name longer than 15 bytes.
+        utf8.elementsEqual(other.utf8) { Self.asciiLowercase($0) == Self.asciiLowercase($1) }
+    }
+
+    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
     }
 }

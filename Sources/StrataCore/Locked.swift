@@ -1,24 +1,74 @@
-import Foundation
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// State guarded by a lock: every read and write of `state` goes through ``withLock(_:)``.
-package final class Locked<State: Sendable>: @unchecked Sendable {  // Sendable: `lock` guards every access to `state`.
-    private let lock = NSLock()
-    private var state: State
+///
+/// The state and the lock live in one heap allocation, and copies of a `Locked` share them. Every
+/// request creates several of these (completions, cancellation tokens), so the lock is a plain
+/// `os_unfair_lock` or `pthread_mutex_t` rather than `NSLock`, which allocates four times on Linux.
+package struct Locked<State: Sendable>: @unchecked Sendable {  // Sendable: the lock guards every access to the state.
+    private let storage: LockedStorage<State>
 
     /// Creates the guard around an initial state.
     package init(_ state: State) {
-        self.state = state
+        storage = LockedStorage.make(state)
     }
 
     /// Runs `body` with exclusive access to the state.
     package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
+        try storage.withUnsafeMutablePointers { state, lock in
+            LockPrimitive.lock(lock)
+            defer { LockPrimitive.unlock(lock) }
+            return try body(&state.pointee)
+        }
     }
 
     /// A copy of the state.
     package var value: State {
         withLock { $0 }
     }
+}
+
+/// The state as the header of a buffer whose one element is the lock.
+private final class LockedStorage<State>: ManagedBuffer<State, LockPrimitive.Lock> {
+    static func make(_ state: State) -> LockedStorage<State> {
+        let buffer = create(minimumCapacity: 1) { _ in state }
+        buffer.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
+        // `create` is declared to return the base class; the object is of this class.
+        return unsafeDowncast(buffer, to: LockedStorage<State>.self)
+    }
+
+    deinit {
+        withUnsafeMutablePointerToElements { LockPrimitive.destroy($0) }
+    }
+}
+
+/// The platform's plain mutex.
+private enum LockPrimitive {
+    #if canImport(Darwin)
+        typealias Lock = os_unfair_lock
+
+        static func initialize(_ lock: UnsafeMutablePointer<Lock>) { lock.initialize(to: os_unfair_lock()) }
+        static func destroy(_ lock: UnsafeMutablePointer<Lock>) { lock.deinitialize(count: 1) }
+        static func lock(_ lock: UnsafeMutablePointer<Lock>) { os_unfair_lock_lock(lock) }
+        static func unlock(_ lock: UnsafeMutablePointer<Lock>) { os_unfair_lock_unlock(lock) }
+    #else
+        typealias Lock = pthread_mutex_t
+
+        static func initialize(_ lock: UnsafeMutablePointer<Lock>) {
+            lock.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(lock, nil)
+        }
+        static func destroy(_ lock: UnsafeMutablePointer<Lock>) {
+            pthread_mutex_destroy(lock)
+            lock.deinitialize(count: 1)
+        }
+        static func lock(_ lock: UnsafeMutablePointer<Lock>) { pthread_mutex_lock(lock) }
+        static func unlock(_ lock: UnsafeMutablePointer<Lock>) { pthread_mutex_unlock(lock) }
+    #endif
 }

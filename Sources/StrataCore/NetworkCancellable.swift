@@ -18,7 +18,9 @@ public protocol NetworkCancellable: Sendable {
 public final class CancellationToken: NetworkCancellable {
     private struct State: Sendable {
         var isCancelled = false
-        var handlers: [@Sendable () -> Void] = []
+        // Nearly every token has one handler: it is kept on its own, without an array to allocate.
+        var first: (@Sendable () -> Void)?
+        var more: [@Sendable () -> Void] = []
     }
 
     private let state = Locked(State())
@@ -31,13 +33,13 @@ public final class CancellationToken: NetworkCancellable {
         state.withLock { $0.isCancelled }
     }
 
-    /// Marks the token cancelled and runs the registered handlers once, outside the lock.
+    /// Marks the token cancelled and runs the registered handlers once, in order, outside the lock.
     public func cancel() {
         let handlers = state.withLock { state -> [@Sendable () -> Void] in
             guard !state.isCancelled else { return [] }
             state.isCancelled = true
-            defer { state.handlers = [] }
-            return state.handlers
+            defer { (state.first, state.more) = (nil, []) }
+            return (state.first.map { [$0] } ?? []) + state.more
         }
         for handler in handlers {
             handler()
@@ -48,7 +50,11 @@ public final class CancellationToken: NetworkCancellable {
     public func onCancel(_ handler: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             guard !state.isCancelled else { return true }
-            state.handlers.append(handler)
+            if state.first == nil {
+                state.first = handler
+            } else {
+                state.more.append(handler)
+            }
             return false
         }
         if runNow {

@@ -20,22 +20,32 @@ package enum PercentEncoding {
     /// `%XX` (uppercase hex digits).
     package static func encode(_ text: String, keeping kept: StaticString) -> String {
         let keptBytes = UnsafeBufferPointer(start: kept.utf8Start, count: kept.utf8CodeUnitCount)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
+        func isKept(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"):
-                bytes.append(byte)
-            case _ where keptBytes.contains(byte):
-                bytes.append(byte)
+                return true
             default:
-                bytes.append(UInt8(ascii: "%"))
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0x0F)])
+                return keptBytes.contains(byte)
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
+        // Most keys and values need no escape: they are returned as they are, without copying.
+        guard text.utf8.contains(where: { !isKept($0) }) else { return text }
+        return String(unsafeUninitializedCapacity: text.utf8.count * 3) { buffer in
+            var count = 0
+            for byte in text.utf8 {
+                if isKept(byte) {
+                    buffer[count] = byte
+                    count += 1
+                } else {
+                    buffer[count] = UInt8(ascii: "%")
+                    buffer[count + 1] = hexDigits[Int(byte >> 4)]
+                    buffer[count + 2] = hexDigits[Int(byte & 0x0F)]
+                    count += 3
+                }
+            }
+            return count
+        }
     }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)

@@ -77,44 +77,44 @@ public struct URLEncodedFormEncoder: Sendable {
 
     /// The form text of `parameters`, keys in sorted order, without a leading `?`.
     public func encode(_ parameters: [String: ParameterValue]) -> String {
-        var pairs: [String] = []
+        var query = ""
         for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
-            append(value, key: PercentEncoding.encodeQueryComponent(key), to: &pairs)
+            append(value, key: PercentEncoding.encodeQueryComponent(key), to: &query)
         }
-        return pairs.joined(separator: "&")
+        return query
     }
 
-    /// Appends the pairs for `value` under an already-encoded `key`.
-    private func append(_ value: ParameterValue, key: String, to pairs: inout [String]) {
+    /// Appends the pairs for `value` under an already-encoded `key` to `query`.
+    private func append(_ value: ParameterValue, key: String, to query: inout String) {
         switch value {
         case .null:
             return
         case .object(let members):
             for (member, value) in members.sorted(by: { $0.key < $1.key }) {
-                append(value, key: "\(key)%5B\(PercentEncoding.encodeQueryComponent(member))%5D", to: &pairs)
+                append(value, key: "\(key)%5B\(PercentEncoding.encodeQueryComponent(member))%5D", to: &query)
             }
         case .array(let elements):
-            appendArray(elements, key: key, to: &pairs)
+            appendArray(elements, key: key, to: &query)
         case .string, .int, .double, .bool, .date:
-            pairs.append("\(key)=\(scalarText(value))")
+            query.appendPair("\(key)=\(scalarText(value))")
         }
     }
 
-    private func appendArray(_ elements: [ParameterValue], key: String, to pairs: inout [String]) {
+    private func appendArray(_ elements: [ParameterValue], key: String, to query: inout String) {
         switch arrayEncoding {
         case .brackets:
-            for element in elements { append(element, key: "\(key)%5B%5D", to: &pairs) }
+            for element in elements { append(element, key: "\(key)%5B%5D", to: &query) }
         case .noBrackets:
-            for element in elements { append(element, key: key, to: &pairs) }
+            for element in elements { append(element, key: key, to: &query) }
         case .indexInBrackets:
-            for (index, element) in elements.enumerated() { append(element, key: "\(key)%5B\(index)%5D", to: &pairs) }
+            for (index, element) in elements.enumerated() { append(element, key: "\(key)%5B\(index)%5D", to: &query) }
         case .commaSeparated:
             let scalars = elements.filter(\.isScalar)
             if !scalars.isEmpty {
-                pairs.append("\(key)=\(scalars.map(scalarText).joined(separator: ","))")
+                query.appendPair("\(key)=\(scalars.map(scalarText).joined(separator: ","))")
             }
             for element in elements where !element.isScalar {
-                append(element, key: "\(key)%5B%5D", to: &pairs)
+                append(element, key: "\(key)%5B%5D", to: &query)
             }
         }
     }
@@ -159,5 +159,15 @@ extension ParameterValue {
         case .string, .int, .double, .bool, .date: return true
         case .null, .array, .object: return false
         }
+    }
+}
+
+extension String {
+    /// Appends a `key=value` pair to this query, after a `&` unless it is the first.
+    fileprivate mutating func appendPair(_ pair: String) {
+        if !isEmpty {
+            append("&")
+        }
+        append(pair)
     }
 }

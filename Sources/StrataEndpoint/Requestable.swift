@@ -99,10 +99,12 @@ extension Requestable {
     ///   the API, and must not leak to another host.
     public func urlRequest(with configuration: any NetworkConfigurable) throws(RequestGenerationError) -> URLRequest {
         let target = try URLBuilder.target(path: path, isFullPath: isFullPath, baseURL: configuration.baseURL)
-        let sharesOrigin = URLBuilder.sameOrigin(target, configuration.baseURL)
+        let sharesOrigin = !isFullPath || URLBuilder.sameOrigin(target, configuration.baseURL)
 
-        var parameters = sharesOrigin ? configuration.queryParameters : [:]
-        parameters.merge(queryParameters) { _, endpoint in endpoint }
+        var parameters = queryParameters
+        if sharesOrigin, case let shared = configuration.queryParameters, !shared.isEmpty {
+            parameters = shared.merging(parameters) { _, endpoint in endpoint }
+        }
         if let queryParametersEncodable {
             do {
                 parameters.merge(try ParameterValueEncoder().encodeMembers(queryParametersEncodable)) { _, value in
@@ -116,9 +118,14 @@ extension Requestable {
 
         var request = URLRequest(url: url, timeoutInterval: timeoutInterval ?? configuration.timeoutInterval)
         request.httpMethod = method.rawValue
-        let headers = (sharesOrigin ? configuration.headers : [:]).merging(headerParameters)
-        for (name, value) in headers.dictionary {
-            request.setValue(value, forHTTPHeaderField: name)
+        // The configuration's headers, but for those the endpoint sets, then the endpoint's.
+        let endpointHeaders = headerParameters
+        let sharedHeaders = sharesOrigin ? configuration.headers : [:]
+        for header in sharedHeaders where !endpointHeaders.contains(name: header.name) {
+            request.add(header)
+        }
+        for header in endpointHeaders {
+            request.add(header)
         }
 
         do {
@@ -131,5 +138,13 @@ extension Requestable {
             throw .encoding(error)
         }
         return request
+    }
+}
+
+extension URLRequest {
+    /// Adds `header`; a repeated name is joined into one field with ", " (RFC 9110 §5.3).
+    fileprivate mutating func add(_ header: HTTPHeader) {
+        let joined = value(forHTTPHeaderField: header.name).map { $0 + ", " + header.value }
+        setValue(joined ?? header.value, forHTTPHeaderField: header.name)
     }
 }

@@ -24,8 +24,7 @@ enum URLBuilder {
             components.fragment = nil
             components.percentEncodedPath = join(base.percentEncodedPath, PercentEncoding.encodePath(pathPart))
         }
-        let queries = [components.percentEncodedQuery, pathQuery].compactMap { $0 }.filter { !$0.isEmpty }
-        components.percentEncodedQuery = queries.isEmpty ? nil : queries.joined(separator: "&")
+        components.percentEncodedQuery = joinQueries(components.percentEncodedQuery, pathQuery)
         return components
     }
 
@@ -33,8 +32,7 @@ enum URLBuilder {
     static func url(_ components: URLComponents, appendingQuery query: String) throws(RequestGenerationError) -> URL {
         var components = components
         if !query.isEmpty {
-            let existing = components.percentEncodedQuery.map { $0 + "&" } ?? ""
-            components.percentEncodedQuery = existing + query
+            components.percentEncodedQuery = joinQueries(components.percentEncodedQuery, query)
         }
         guard let url = components.url else {
             throw .invalidURL(components.string ?? components.description)
@@ -61,9 +59,19 @@ enum URLBuilder {
 
     /// The path and the query of `path`, split at the first `?`; a fragment is dropped.
     private static func split(_ path: String) -> (path: String, query: String?) {
-        let withoutFragment = path.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        let parts = withoutFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        return (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : nil)
+        let withoutFragment = path.firstIndex(of: "#").map { path[..<$0] } ?? path[...]
+        guard let mark = withoutFragment.firstIndex(of: "?") else { return (String(withoutFragment), nil) }
+        return (String(withoutFragment[..<mark]), String(withoutFragment[withoutFragment.index(after: mark)...]))
+    }
+
+    /// Two queries joined with `&`; `nil` when both are absent or empty.
+    private static func joinQueries(_ first: String?, _ second: String?) -> String? {
+        switch (first ?? "", second ?? "") {
+        case ("", ""): return nil
+        case (let first, ""): return first
+        case ("", let second): return second
+        case (let first, let second): return first + "&" + second
+        }
     }
 
     /// `base` and `path` with exactly one `/` between them.

@@ -48,48 +48,48 @@ public struct DefaultNetworkService: NetworkService {
     /// Sends the request `endpoint` describes and calls `completion` exactly once.
     @discardableResult
     public func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-        let token = CancellationToken()
-        let once = CompletionOnce(completion)
         let request: URLRequest
         do {
             request = try endpoint.urlRequest(with: configuration)
         } catch {
-            DispatchQueue.global().async { once.complete(.failure(NetworkError(error))) }
-            return token
+            // Nothing was started, so there is nothing to cancel: this is the one completion.
+            DispatchQueue.global().async { completion(.failure(NetworkError(error))) }
+            return CancellationToken()
         }
 
         let acceptable = endpoint.acceptableStatusCodes ?? sessionManager.acceptableStatusCodes
-        let logger = logger
+        // The outcome is logged once, for the result actually delivered, before the caller sees it.
         let started = ContinuousClock.now
         logger?.log(request: request)
-        // The outcome is logged once, for the result actually delivered, before the caller sees it.
-        let delivery = CompletionOnce<Result<NetworkResponse, NetworkError>> { result in
-            logger?.log(result: result, for: request, duration: ContinuousClock.now - started)
-            once.complete(result)
-        }
-        let transfer = sessionManager.request(
-            request,
-            options: SessionRequestOptions(
-                acceptableStatusCodes: acceptable,
-                uploadProgress: endpoint.uploadProgress,
-                interceptor: endpoint.interceptor,
-                redirectPolicy: endpoint.redirectPolicy,
-                downloadDestination: endpoint.downloadDestination,
-                downloadProgress: endpoint.downloadProgress
-            )
-        ) { [destination = endpoint.downloadDestination] data, response, error in
-            var result = NetworkError.result(
-                data: data, response: response, error: error, acceptableStatusCodes: acceptable)
-            if case .success(var success) = result, let destination {
-                success.fileURL = destination
-                result = .success(success)
+        var deliver = completion
+        if let logger {
+            deliver = { result in
+                logger.log(result: result, for: request, duration: ContinuousClock.now - started)
+                completion(result)
             }
-            delivery.complete(result)
         }
-        token.onCancel {
-            delivery.complete(.failure(.cancelled))
-            transfer.cancel()
-        }
-        return token
+        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), deliver)
+        call.attach(
+            sessionManager.request(
+                request,
+                options: SessionRequestOptions(
+                    acceptableStatusCodes: acceptable,
+                    uploadProgress: endpoint.uploadProgress,
+                    interceptor: endpoint.interceptor,
+                    redirectPolicy: endpoint.redirectPolicy,
+                    downloadDestination: endpoint.downloadDestination,
+                    downloadProgress: endpoint.downloadProgress
+                )
+            ) { [destination = endpoint.downloadDestination] data, response, error in
+                var result = NetworkError.result(
+                    data: data, response: response, error: error, acceptableStatusCodes: acceptable)
+                if case .success(var success) = result, let destination {
+                    success.fileURL = destination
+                    result = .success(success)
+                }
+                call.complete(result)
+            }
+        )
+        return call
     }
 }

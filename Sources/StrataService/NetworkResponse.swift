@@ -29,14 +29,18 @@ public struct NetworkResponse: Hashable, Sendable {
 
     /// Creates a response from what `URLSession` delivered.
     public init(_ response: HTTPURLResponse, body: Data?) {
-        var headers: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
+        let allFields = response.allHeaderFields
+        var fields: [HTTPHeader] = []
+        fields.reserveCapacity(allFields.count)
+        for (name, value) in allFields {
             if let name = name as? String, let value = value as? String {
-                headers[name] = value
+                fields.append(HTTPHeader(name: name, value: value))
             }
         }
+        // Sorted by name, as `HTTPHeaders` sorts a dictionary, so responses read the same every time.
+        fields.sort { $0.name.lowercased() < $1.name.lowercased() }
         self.init(
-            statusCode: response.statusCode, headers: HTTPHeaders(headers), body: body ?? Data(), url: response.url)
+            statusCode: response.statusCode, headers: HTTPHeaders(fields), body: body ?? Data(), url: response.url)
     }
 
     /// The body as UTF-8 text, or `nil` when it is not valid UTF-8.

@@ -139,9 +139,7 @@ public final class MockDataTransferService: DataTransferService {
         completion: @escaping CompletionHandler<Value>,
         resolve: (Stub, URL?) -> Result<Value, DataTransferError>?
     ) -> any NetworkCancellable {
-        let once = CompletionOnce(completion)
-        let token = CancellationToken()
-        token.onCancel { once.complete(.failure(.networkFailure(.cancelled))) }
+        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled)), completion)
         let result: Result<Value, DataTransferError>?
         do {
             let request = try endpoint.urlRequest(with: configuration)
@@ -157,13 +155,13 @@ public final class MockDataTransferService: DataTransferService {
         } catch {
             result = .failure(.networkFailure(NetworkError(error)))
         }
-        guard let result else { return token }
+        guard let result else { return call }
         if let completionQueue {
-            completionQueue.async { once.complete(result) }
+            completionQueue.async { call.complete(result) }
         } else {
-            once.complete(result)
+            call.complete(result)
         }
-        return token
+        return call
     }
 
     private static func validate(

@@ -62,9 +62,7 @@ public final class MockNetworkService: NetworkService {
     /// Builds and records the endpoint's request and answers with the next stubbed result.
     @discardableResult
     public func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-        let once = CompletionOnce(completion)
-        let token = CancellationToken()
-        token.onCancel { once.complete(.failure(.cancelled)) }
+        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
         let result: Result<NetworkResponse, NetworkError>
         do {
             let request = try endpoint.urlRequest(with: configuration)
@@ -76,11 +74,11 @@ public final class MockNetworkService: NetworkService {
             result = .failure(NetworkError(error))
         }
         if let completionQueue {
-            completionQueue.async { once.complete(result) }
+            completionQueue.async { call.complete(result) }
         } else {
-            once.complete(result)
+            call.complete(result)
         }
-        return token
+        return call
     }
 }
 

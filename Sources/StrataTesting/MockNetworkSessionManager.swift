@@ -86,30 +86,30 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
             state.options.append(options)
             return state.queue.isEmpty ? fallback : state.queue.removeFirst()
         }
-        let once = CompletionOnce<(Data?, URLResponse?, (any Error)?)> { completion($0.0, $0.1, $0.2) }
-        let token = CancellationToken()
-        token.onCancel { once.complete((nil, nil, URLError(.cancelled))) }
+        let call = CancellableCompletion<(Data?, URLResponse?, (any Error)?)>(
+            cancelledWith: (nil, nil, URLError(.cancelled))
+        ) { completion($0.0, $0.1, $0.2) }
 
         let acceptable = options.acceptableStatusCodes ?? acceptableStatusCodes
         let deliver: @Sendable () -> Void
         switch response {
         case .pending:
-            return token
+            return call
         case .failure(let error):
-            deliver = { once.complete((nil, nil, error)) }
+            deliver = { call.complete((nil, nil, error)) }
         case .success(let statusCode, let headers, let body):
             let url = request.url ?? URL(fileURLWithPath: "/")
             let httpResponse = HTTPURLResponse(
                 url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
             let error: (any Error)? =
                 acceptable.contains(statusCode) ? nil : SessionError.unacceptableStatusCode(statusCode)
-            deliver = { once.complete((body, httpResponse, error)) }
+            deliver = { call.complete((body, httpResponse, error)) }
         }
         if let completionQueue {
             completionQueue.async(execute: deliver)
         } else {
             deliver()
         }
-        return token
+        return call
     }
 }

@@ -27,6 +27,12 @@ public struct DefaultDataTransferService: DataTransferService {
     /// The queue completions run on.
     public let completionQueue: DispatchQueue
 
+    /// Bodies up to this size are decoded where the response arrives (for `URLSessionManager`,
+    /// its delegate queue): that takes a few tens of microseconds, less than a hand-off to another
+    /// thread. Larger bodies are decoded on ``decodingQueue``, so a long decode never holds up other
+    /// requests' callbacks.
+    static let inlineDecodingLimit = 16_384
+
     private static let decodingQueue = DispatchQueue(
         label: "Strata.DataTransfer.decoding",
         qos: .userInitiated,
@@ -91,7 +97,8 @@ public struct DefaultDataTransferService: DataTransferService {
         }.get()
     }
 
-    /// Sends `endpoint`, decodes a success with `decode` on the decoding queue, resolves a failure,
+    /// Sends `endpoint`, decodes a success with `decode` (inline or on the decoding queue, by size),
+    /// resolves a failure,
     /// and completes once on `queue` (or directly when `queue` is `nil`).
     private func run<Value: Sendable>(
         _ endpoint: any Requestable,
@@ -99,35 +106,39 @@ public struct DefaultDataTransferService: DataTransferService {
         decode: @escaping @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
         completion: @escaping CompletionHandler<DataTransferResponse<Value>>
     ) -> any NetworkCancellable {
-        let once = CompletionOnce<Result<DataTransferResponse<Value>, DataTransferError>> { result in
-            if let queue {
-                queue.async { completion(result) }
-            } else {
-                completion(result)
-            }
+        var deliver = completion
+        if let queue {
+            deliver = { result in queue.async { completion(result) } }
         }
+        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled)), deliver)
         let resolver = errorResolver
-        let transfer = networkService.request(endpoint: endpoint) { result in
-            switch result {
-            case .success(let response):
-                Self.decodingQueue.async {
-                    guard !once.isCompleted else { return }
-                    once.complete(
-                        Result { () throws(DataTransferError) in
-                            DataTransferResponse(value: try decode(response), response: response)
-                        }
-                    )
+        call.attach(
+            networkService.request(endpoint: endpoint) { result in
+                switch result {
+                case .success(let response) where response.body.count <= Self.inlineDecodingLimit:
+                    Self.decode(response, with: decode, completing: call)
+                case .success(let response):
+                    Self.decodingQueue.async { Self.decode(response, with: decode, completing: call) }
+                case .failure(let error):
+                    call.complete(.failure(Self.resolve(error, with: resolver)))
                 }
-            case .failure(let error):
-                once.complete(.failure(Self.resolve(error, with: resolver)))
             }
-        }
-        let token = CancellationToken()
-        token.onCancel {
-            once.complete(.failure(.networkFailure(.cancelled)))
-            transfer.cancel()
-        }
-        return token
+        )
+        return call
+    }
+
+    private static func decode<Value: Sendable>(
+        _ response: NetworkResponse,
+        with decode: @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
+        completing call: CancellableCompletion<Result<DataTransferResponse<Value>, DataTransferError>>
+    ) {
+        // A request cancelled while it waited for the decoding queue is not decoded at all.
+        guard !call.isCompleted else { return }
+        call.complete(
+            Result { () throws(DataTransferError) in
+                DataTransferResponse(value: try decode(response), response: response)
+            }
+        )
     }
 
     package static func resolve(

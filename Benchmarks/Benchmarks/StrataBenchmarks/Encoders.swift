@@ -62,17 +62,19 @@ enum Encoders {
             benchmark.record(operations: 1, bytes: encoded.url?.query?.utf8.count ?? 0)
         }
 
-        Benchmark("JSON encoding 1 MiB — baseline: JSONEncoder", configuration: configuration) { benchmark in
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            var request = request
-            request.httpBody = try encoder.encode(catalog)
-            benchmark.record(operations: 1, bytes: request.httpBody?.count ?? 0)
-        }
-        Benchmark("JSON encoding 1 MiB — Strata: JSONEncoding", configuration: configuration) { benchmark in
-            let encoded = try JSONEncoding.default.encode(request, withEncodable: catalog)
-            benchmark.record(operations: 1, bytes: encoded.httpBody?.count ?? 0)
-        }
+        SideBySide.register(
+            "JSON encoding 1 MiB: JSONEncoding vs JSONEncoder", operations: 1,
+            bytes: (try? JSONEncoding.default.encode(request, withEncodable: catalog).httpBody?.count) ?? 0,
+            iterations: 1_000,
+            baseline: {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                var request = request
+                request.httpBody = try encoder.encode(catalog)
+                blackHole(request)
+            },
+            strata: { blackHole(try JSONEncoding.default.encode(request, withEncodable: catalog)) }
+        )
 
         Benchmark("XML encoding 1 MiB", configuration: configuration) { benchmark in
             let encoded = try XMLEncoding(rootElement: "catalog").encode(request, withEncodable: catalog)

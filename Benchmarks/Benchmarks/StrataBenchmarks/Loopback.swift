@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import StackFixture
 import Strata
 import StrataTestServer
 
@@ -59,39 +60,31 @@ enum Loopback {
     private static let fixture = Shared<Fixture>()
 
     static func register() {
-        let configuration = Settings.configuration(iterations: 20_000)
         let setup: Benchmark.BenchmarkSetupHook = { fixture.value = try await Fixture() }
         let teardown: Benchmark.BenchmarkTeardownHook = { try await fixture.value?.server.shutdown() }
-        let sides: [(name: String, call: @Sendable (Fixture) async throws -> StackOverhead.Page)] = [
-            ("baseline: URLSession", { try await $0.raw() }),
-            ("Strata: DataTransferService", { try await $0.strata() }),
-        ]
-        for side in sides {
-            Benchmark("Loopback GET, sequential — \(side.name)", configuration: configuration) { benchmark in
-                guard let fixture = fixture.value else { return }
-                benchmark.record(operations: 1)
-                blackHole(try await side.call(fixture))
-            } setup: {
-                try await setup()
-            } teardown: {
-                try await teardown()
-            }
+        SideBySide.register(
+            "Loopback GET, sequential, vs URLSession", operations: 1, iterations: 20_000,
+            setup: setup, teardown: teardown,
+            baseline: { blackHole(try await fixture.value?.raw()) },
+            strata: { blackHole(try await fixture.value?.strata()) }
+        )
+        SideBySide.register(
+            "Loopback GET, 64 at once, vs URLSession", operations: concurrency, iterations: 20_000,
+            setup: setup, teardown: teardown,
+            baseline: { try await batch { try await $0.raw() } },
+            strata: { try await batch { try await $0.strata() } }
+        )
+    }
 
-            Benchmark("Loopback GET, 64 at once — \(side.name)", configuration: configuration) { benchmark in
-                guard let fixture = fixture.value else { return }
-                benchmark.record(operations: concurrency)
-                try await withThrowingTaskGroup(of: StackOverhead.Page.self) { group in
-                    for _ in 0..<concurrency {
-                        group.addTask { try await side.call(fixture) }
-                    }
-                    for try await page in group {
-                        blackHole(page)
-                    }
-                }
-            } setup: {
-                try await setup()
-            } teardown: {
-                try await teardown()
+    /// Runs `call` ``concurrency`` times at once.
+    private static func batch(_ call: @escaping @Sendable (Fixture) async throws -> StackOverhead.Page) async throws {
+        guard let fixture = fixture.value else { return }
+        try await withThrowingTaskGroup(of: StackOverhead.Page.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask { try await call(fixture) }
+            }
+            for try await page in group {
+                blackHole(page)
             }
         }
     }

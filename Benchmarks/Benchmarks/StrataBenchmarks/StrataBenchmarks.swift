@@ -1,4 +1,5 @@
 import Benchmark
+import StackFixture
 
 let benchmarks: @Sendable () -> Void = {
     StackOverhead.register()
