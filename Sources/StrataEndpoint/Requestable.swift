@@ -117,7 +117,10 @@ extension Requestable {
         let url = try URLBuilder.url(target, appendingQuery: queryEncoding.query(from: parameters))
 
         var request = URLRequest(url: url, timeoutInterval: timeoutInterval ?? configuration.timeoutInterval)
-        request.httpMethod = method.rawValue
+        // A new request's method is already GET; setting it again costs a normalization on Linux.
+        if method != .get {
+            request.httpMethod = method.rawValue
+        }
         // The configuration's headers, but for those the endpoint sets, then the endpoint's.
         let endpointHeaders = headerParameters
         let sharedHeaders = sharesOrigin ? configuration.headers : [:]

@@ -17,7 +17,9 @@ enum URLBuilder {
             }
             components = full
         } else {
-            guard let base = URLComponents(url: baseURL, resolvingAgainstBaseURL: true), base.host != nil else {
+            // `percentEncodedHost`, not `host`: the decoded host goes through IDNA, which is slow.
+            guard let base = URLComponents(url: baseURL, resolvingAgainstBaseURL: true), base.percentEncodedHost != nil
+            else {
                 throw .invalidURL(baseURL.absoluteString)
             }
             components = base

@@ -40,7 +40,9 @@ final class RequestExecution: Sendable {
         self.uploadProgress = options.uploadProgress
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
         self.download = options.downloadDestination.map { ($0, options.downloadProgress) }
-        self.interceptor = Interceptor(interceptors: [core.interceptor] + (options.interceptor.map { [$0] } ?? []))
+        // The manager's chain, then the request's own interceptor, if it has one.
+        self.interceptor =
+            options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
         self.completion = CompletionOnce { completion($0.data, $0.response, $0.error) }
     }
 
@@ -86,7 +88,10 @@ final class RequestExecution: Sendable {
         #if canImport(FoundationNetworking)
             // FoundationNetworking truncates a request's timeout to whole seconds, so a timeout
             // under one second would become none at all: round up instead.
-            request.timeoutInterval = max(1, request.timeoutInterval.rounded(.up))
+            let timeout = max(1, request.timeoutInterval.rounded(.up))
+            if request.timeoutInterval != timeout {
+                request.timeoutInterval = timeout
+            }
         #endif
         let sent = request
         let task: URLSessionTask

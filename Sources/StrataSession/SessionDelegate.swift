@@ -60,14 +60,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         let downloading = download.map {
             ($0.destination, $0.progress.map { _ in Progress(totalUnitCount: -1) }, $0.progress)
         }
-        var record = Record(
+        let record = Record(
             handler: handler,
             uploadProgress: progress,
             redirectPolicy: redirectPolicy,
             download: downloading,
             visited: visited
         )
-        if let url = task.originalRequest?.url { record.visited.insert(url) }
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -135,6 +134,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             guard var record = records[task.taskIdentifier] else { return request }
             defer { records[task.taskIdentifier] = record }
             guard let url = request.url else { return nil }
+            // The first URL is recorded at the first redirect, sparing every other request the work.
+            if record.visited.isEmpty, let first = previous.url {
+                record.visited.insert(first)
+            }
             guard record.visited.count <= record.redirectPolicy.maximumRedirects else {
                 record.redirectError = .tooManyRedirects(maximum: record.redirectPolicy.maximumRedirects)
                 return nil
