@@ -11,12 +11,12 @@ cd "$(dirname "$0")/.."
 
 filter="${1:-.*}"
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+trap '[ -n "${BENCH_KEEP:-}" ] || rm -rf "$out"' EXIT
 export BENCH_SMOKE="${BENCH_SMOKE:-0}"
 
 swift package --package-path Benchmarks benchmark --filter "$filter" --format jmh --path "$out" --no-progress \
     >"$out/run.log" 2>&1 || { cat "$out/run.log"; exit 1; }
-if grep -q "failed with" "$out/run.log"; then
+if grep -q "failed with\|must be present" "$out/run.log"; then
     cat "$out/run.log"
     exit 1
 fi
@@ -51,11 +51,12 @@ for benchmark in sorted(json.load(open(sys.argv[1])), key=lambda b: b["benchmark
         rows.append(("", "Strata", us(strata[0]), f"{strata[1]:.0f}", throughput(strata[0]),
                      f"time {strata[0] / base[0]:.2f}x, mallocs {strata[1] / max(base[1], 1):.2f}x"))
         continue
-    time = median("Time (wall clock)") / operations
     match = re.match(r"(.+?) — (baseline|Strata): ", name)
     if match:
-        memory.setdefault(match.group(1), {})[match.group(2)] = (time, median("Memory (resident peak)"), size)
+        memory.setdefault(match.group(1), {})[match.group(2)] = (
+            median("Transfer time (µs)"), median("Peak resident (KiB)") * 1024, size)
         continue
+    time = median("Time (wall clock)") / operations
     rows.append((name, "", us(time), f"{median('Malloc (total)') / operations:.0f}", throughput(time), ""))
 
 for group, sides in sorted(memory.items()):

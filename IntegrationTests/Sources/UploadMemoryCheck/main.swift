@@ -9,39 +9,10 @@ import Foundation
 import Strata
 import StrataTestServer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 func argument(_ name: String, default value: Int) -> Int {
     let arguments = CommandLine.arguments
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return value }
     return Int(arguments[index + 1]) ?? value
-}
-
-/// Peak resident memory of this process in bytes: `VmHWM` from /proc/self/status on Linux (it
-/// belongs to this program's address space; `ru_maxrss` would also count whatever ran in the
-/// process before `exec`, such as `swift run` itself), `ru_maxrss` elsewhere.
-func peakResidentBytes() -> Int {
-    if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-        let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-    {
-        return kilobytes * 1024
-    }
-    var usage = rusage()
-    #if canImport(Glibc)
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-    #else
-        getrusage(RUSAGE_SELF, &usage)
-    #endif
-    #if canImport(Darwin)
-        return Int(usage.ru_maxrss)
-    #else
-        return Int(usage.ru_maxrss) * 1024
-    #endif
 }
 
 /// Follows the progress reports of one transfer without keeping them: how many arrived, the last
@@ -124,7 +95,7 @@ if CommandLine.arguments.contains("--download") {
     try await server.shutdown()
     let saved = try checksum(of: target)
     let intact = response.response.fileURL == target && saved.size == size && saved.crc == expected.value
-    let peak = peakResidentBytes()
+    let peak = ProcessMemory.peakResidentBytes()
     let reported = progress.verdict(minimum: size)
     print(
         "download-memory-check: \(sizeMiB) MiB download to a file in \(elapsed), saved \(saved.size) bytes "
@@ -180,7 +151,7 @@ let elapsed = ContinuousClock.now - started
 try await server.shutdown()
 
 let part = echo.parts.first { $0.name == "file" }
-let peak = peakResidentBytes()
+let peak = ProcessMemory.peakResidentBytes()
 let intact = part?.size == size && part?.crc32 == checksum.value
 let reported = progress.verdict(minimum: size)
 let leftovers =
