@@ -12,6 +12,8 @@ final class RequestExecution: Sendable {
 
     private struct State: Sendable {
         var attemptCount = 0
+        /// Tasks sent so far, redirects' included.
+        var sendCount = 0
         var task: URLSessionTask?
     }
 
@@ -104,6 +106,13 @@ final class RequestExecution: Sendable {
         } else {
             task = core.session.dataTask(with: request)
         }
+        // Counted before the task runs: its outcome can arrive, be judged by the retriers with this
+        // count, and even start the next task, before `resume()` has returned.
+        let sending = state.withLock { state -> Int in
+            if visited == nil { state.attemptCount += 1 }
+            state.sendCount += 1
+            return state.sendCount
+        }
         core.delegate.register(
             task,
             uploadProgress: uploadProgress,
@@ -124,8 +133,8 @@ final class RequestExecution: Sendable {
         // before it started (which would leave it neither running nor completed).
         task.resume()
         let cancelled = state.withLock { state -> Bool in
-            if visited == nil { state.attemptCount += 1 }
-            state.task = task
+            // Unless a later send (a retry, a redirect) has already taken over.
+            if state.sendCount == sending { state.task = task }
             return token.isCancelled
         }
         if cancelled {

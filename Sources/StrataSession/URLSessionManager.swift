@@ -90,9 +90,13 @@ final class SessionCore: Sendable {
         reachability: (any ReachabilityGate)?,
         challengeTimeout: TimeInterval
     ) {
-        let delegateQueue = OperationQueue()
-        delegateQueue.name = "Strata.URLSessionManager.delegate"
-        delegateQueue.maxConcurrentOperationCount = 1
+        #if canImport(FoundationNetworking)
+            let delegateQueue: OperationQueue = SerialDelegateQueue(label: "Strata.URLSessionManager.delegate")
+        #else
+            let delegateQueue = OperationQueue()
+            delegateQueue.name = "Strata.URLSessionManager.delegate"
+            delegateQueue.maxConcurrentOperationCount = 1
+        #endif
         delegate = SessionDelegate(challengeTimeout: challengeTimeout)
         #if canImport(FoundationNetworking)
             // URLCache never stores on Linux, and with one a task's protocol is created after an
