@@ -87,7 +87,7 @@ if command -v valgrind >/dev/null && [[ "Stack overhead — Strata" =~ $filter ]
     binary="$(swift build -c release --package-path Benchmarks --show-bin-path)/StackInstructions"
     n=$([ "$BENCH_SMOKE" = 1 ] && echo 20 || echo 1000)
     count() {
-        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$1" "$2" 2>&1 |
+        SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$1" "$2" 2>&1 |
             sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
     }
     base=$(( ($(count baseline $((2 * n))) - $(count baseline "$n")) / n ))

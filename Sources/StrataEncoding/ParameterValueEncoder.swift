@@ -143,10 +143,13 @@ private final class Node {
         var keys: [String] = []
         var nodes: [String: Node] = [:]
         if case .members(let existingKeys, let existingNodes) = content {
+            if let node = existingNodes[key] { return node }
             keys = existingKeys
             nodes = existingNodes
+            // Emptied while the collections grow, so they are not shared and grow in place:
+            // otherwise every new member would copy all earlier ones.
+            content = .empty
         }
-        if let node = nodes[key] { return node }
         let node = Node()
         keys.append(key)
         nodes[key] = node
@@ -156,7 +159,10 @@ private final class Node {
 
     func appendElement() -> Node {
         var elements: [Node] = []
-        if case .elements(let existing) = content { elements = existing }
+        if case .elements(let existing) = content {
+            elements = existing
+            content = .empty  // So `elements` grows in place, as in `member(_:)`.
+        }
         let node = Node()
         elements.append(node)
         content = .elements(elements)
