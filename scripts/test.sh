@@ -8,7 +8,7 @@ step() { printf '\n== %s ==\n' "$*"; }
 step "Format (swift format lint --strict)"
 swift format lint --strict --recursive --parallel Package.swift Sources Tests IntegrationTests/Package.swift \
     IntegrationTests/Sources IntegrationTests/Tests Example/Package.swift Example/Sources Example/Tests \
-    Benchmarks/Package.swift Benchmarks/Benchmarks
+    Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources
 
 step "Build with warnings as errors and explicit target dependency import check"
 swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error

@@ -10,7 +10,9 @@ import Foundation
     /// wraps each block in an `Operation` with its own locking and thread wake-ups: profiling
     /// loopback GETs showed about 5 % of a request's latency there, and a 1 GiB download spent
     /// seconds in it. The blocks need nothing of that machinery, only to run one at a time, in order.
-    final class SerialDelegateQueue: OperationQueue, @unchecked Sendable {  // Sendable: `queue` is immutable and thread-safe.
+    ///
+    /// `@unchecked Sendable`: its one stored property, `queue`, is immutable and thread-safe.
+    final class SerialDelegateQueue: OperationQueue, @unchecked Sendable {
         private let queue: DispatchQueue
 
         init(label: String) {
