@@ -11,7 +11,8 @@ import Foundation
     /// loopback GETs showed about 5 % of a request's latency there, and a 1 GiB download spent
     /// seconds in it. The blocks need nothing of that machinery, only to run one at a time, in order.
     ///
-    /// `@unchecked Sendable`: its one stored property, `queue`, is immutable and thread-safe.
+    /// `OperationQueue` is `@unchecked Sendable`, which a subclass must restate; the one property
+    /// added here, `queue`, is immutable, and a dispatch queue is thread-safe.
     final class SerialDelegateQueue: OperationQueue, @unchecked Sendable {
         private let queue: DispatchQueue
 
