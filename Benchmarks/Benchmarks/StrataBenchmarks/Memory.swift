@@ -13,7 +13,8 @@ import StrataTestServer
 enum Memory {
     static let size = (Settings.smoke ? 8 : 1_024) * 1_048_576
 
-    /// The server, a source file of ``size`` bytes and a folder for what the transfers write.
+    /// The server, a folder for what the transfers write and, for uploads, a source file of
+    /// ``size`` bytes (downloads go without, so that writing it back to disk does not slow them).
     final class Fixture: Sendable {
         let server: TestServer
         let directory: URL
@@ -21,20 +22,22 @@ enum Memory {
         let session: URLSession
         let transfer: DefaultDataTransferService
 
-        init() async throws {
+        init(writingSource: Bool) async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "strata-benchmark-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             source = directory.appendingPathComponent("source.bin")
-            guard FileManager.default.createFile(atPath: source.path, contents: nil) else {
-                throw CocoaError(.fileWriteUnknown)
+            if writingSource {
+                guard FileManager.default.createFile(atPath: source.path, contents: nil) else {
+                    throw CocoaError(.fileWriteUnknown)
+                }
+                let handle = try FileHandle(forWritingTo: source)
+                let chunk = Data(TestReply.generatedBody(size: 1_048_576))
+                for _ in 0..<(size / chunk.count) {
+                    try handle.write(contentsOf: chunk)
+                }
+                try handle.close()
             }
-            let handle = try FileHandle(forWritingTo: source)
-            let chunk = Data(TestReply.generatedBody(size: 1_048_576))
-            for _ in 0..<(size / chunk.count) {
-                try handle.write(contentsOf: chunk)
-            }
-            try handle.close()
 
             server = try await TestServer.start()
             let configuration = URLSessionConfiguration.default
@@ -88,6 +91,7 @@ enum Memory {
             maxIterations: 1
         )
         func memoryBenchmark(_ name: String, _ body: @escaping @Sendable (Fixture) async throws -> Void) {
+            let upload = name.contains("upload")
             Benchmark(name, configuration: configuration) { benchmark in
                 guard let fixture = fixture.value else { return }
                 let started = ContinuousClock.now
@@ -99,7 +103,7 @@ enum Memory {
                 benchmark.measurement(peakResident, ProcessMemory.peakResidentBytes() / 1024)
                 benchmark.record(operations: 1, bytes: size)
             } setup: {
-                fixture.value = try await Fixture()
+                fixture.value = try await Fixture(writingSource: upload)
             } teardown: {
                 try await fixture.value?.tearDown()
             }
