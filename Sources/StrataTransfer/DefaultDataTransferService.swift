@@ -98,8 +98,7 @@ public struct DefaultDataTransferService: DataTransferService {
     }
 
     /// Sends `endpoint`, decodes a success with `decode` (inline or on the decoding queue, by size),
-    /// resolves a failure,
-    /// and completes once on `queue` (or directly when `queue` is `nil`).
+    /// resolves a failure, and completes once on `queue` (or directly when `queue` is `nil`).
     private func run<Value: Sendable>(
         _ endpoint: any Requestable,
         on queue: DispatchQueue?,
