@@ -43,8 +43,12 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
     /// Creates a list from a dictionary. A dictionary has no order, so fields are sorted by name to
     /// keep requests reproducible.
     public init(_ dictionary: [String: String]) {
-        fields = dictionary.sorted { $0.key.lowercased() < $1.key.lowercased() }
-            .map { HTTPHeader(name: $0.key, value: $0.value) }
+        self.init(sortingByName: dictionary.map { HTTPHeader(name: $0.key, value: $0.value) })
+    }
+
+    /// Creates a list from fields in no particular order, sorted by name as a dictionary's are.
+    package init(sortingByName fields: [HTTPHeader]) {
+        self.fields = fields.sorted { $0.name.lowercased() < $1.name.lowercased() }
     }
 
     /// Creates a list from a literal, keeping the literal's order.

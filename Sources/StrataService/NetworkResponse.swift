@@ -37,10 +37,9 @@ public struct NetworkResponse: Hashable, Sendable {
                 fields.append(HTTPHeader(name: name, value: value))
             }
         }
-        // Sorted by name, as `HTTPHeaders` sorts a dictionary, so responses read the same every time.
-        fields.sort { $0.name.lowercased() < $1.name.lowercased() }
         self.init(
-            statusCode: response.statusCode, headers: HTTPHeaders(fields), body: body ?? Data(), url: response.url)
+            statusCode: response.statusCode, headers: HTTPHeaders(sortingByName: fields), body: body ?? Data(),
+            url: response.url)
     }
 
     /// The body as UTF-8 text, or `nil` when it is not valid UTF-8.

@@ -11,10 +11,7 @@ import Foundation
     /// it as the largest cost a delegate adds to a loopback GET, and a 1 GiB download (a callback per
     /// 16 KiB chunk) spent much of its time there. The blocks need nothing of that machinery, only to
     /// run one at a time, in order.
-    ///
-    /// `OperationQueue` is `@unchecked Sendable`, which a subclass must restate; the one property
-    /// added here, `queue`, is immutable, and a dispatch queue is thread-safe.
-    final class SerialDelegateQueue: OperationQueue, @unchecked Sendable {
+    final class SerialDelegateQueue: OperationQueue, @unchecked Sendable {  // Restated; `queue` is immutable.
         private let queue: DispatchQueue
 
         init(label: String) {
