@@ -98,8 +98,8 @@ extension Requestable {
     ///   configuration's headers and query parameters are not added: they may hold credentials for
     ///   the API, and must not leak to another host.
     public func urlRequest(with configuration: any NetworkConfigurable) throws(RequestGenerationError) -> URLRequest {
-        let target = try URLBuilder.target(path: path, isFullPath: isFullPath, baseURL: configuration.baseURL)
-        let sharesOrigin = !isFullPath || URLBuilder.sameOrigin(target, configuration.baseURL)
+        let fullTarget = isFullPath ? try URLBuilder.target(fullPath: path) : nil
+        let sharesOrigin = fullTarget.map { URLBuilder.sameOrigin($0, configuration.baseURL) } ?? true
 
         var parameters = queryParameters
         if sharesOrigin, case let shared = configuration.queryParameters, !shared.isEmpty {
@@ -114,7 +114,13 @@ extension Requestable {
                 throw .encoding(error)
             }
         }
-        let url = try URLBuilder.url(target, appendingQuery: queryEncoding.query(from: parameters))
+        let query = queryEncoding.query(from: parameters)
+        let url =
+            if let fullTarget {
+                try URLBuilder.url(fullTarget, appendingQuery: query)
+            } else {
+                try URLBuilder.url(path: path, under: configuration.baseURL, appendingQuery: query)
+            }
 
         var request = URLRequest(url: url, timeoutInterval: timeoutInterval ?? configuration.timeoutInterval)
         // A new request's method is already GET; setting it again costs a normalization on Linux.

@@ -35,6 +35,33 @@ import Testing
         #expect(request.url?.absoluteString == "https://api.example.com/v2/users/1")
     }
 
+    @Test(
+        arguments: [
+            ("https://api.example.com/v1?key=k#top", "items?x=1", "https://api.example.com/v1/items?key=k&x=1"),
+            ("https://api.example.com/v1?", "items", "https://api.example.com/v1/items"),
+            ("http://user:pw@[::1]:8080/api/", "a%2Fb/c", "http://user:pw@[::1]:8080/api/a%2Fb/c"),
+            ("HTTPS://api.example.com:8443", "x#part", "HTTPS://api.example.com:8443/x"),
+            ("file:///srv/data/", "report.json", "file:///srv/data/report.json"),
+        ]
+    )
+    func aBaseURLKeepsItsSchemeAuthorityPathAndQuery(base: String, path: String, expected: String) throws {
+        let request = try Endpoint<Void>(path: path).urlRequest(with: configuration(base))
+        #expect(request.url?.absoluteString == expected)
+    }
+
+    @Test func aRelativeBaseURLIsResolvedFirst() throws {
+        let base = try #require(URL(string: "v2/", relativeTo: URL(string: "https://api.example.com/api/")))
+        let request = try Endpoint<Void>(path: "users").urlRequest(with: NetworkConfiguration(baseURL: base))
+        #expect(request.url?.absoluteString == "https://api.example.com/api/v2/users")
+    }
+
+    @Test(arguments: ["mailto:someone@example.com", "/only/a/path", "urn:isbn:0451450523"])
+    func aBaseURLWithoutAHostIsATypedError(base: String) throws {
+        #expect(throws: RequestGenerationError.invalidURL(base)) {
+            try Endpoint<Void>(path: "users").urlRequest(with: configuration(base))
+        }
+    }
+
     @Test func anEmptyPathTargetsTheBaseURL() throws {
         let request = try Endpoint<Void>(path: "").urlRequest(with: configuration("https://api.example.com/v2"))
         #expect(request.url?.absoluteString == "https://api.example.com/v2")
