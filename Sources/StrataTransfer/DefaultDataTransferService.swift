@@ -81,35 +81,45 @@ public struct DefaultDataTransferService: DataTransferService {
     /// Runs `endpoint`, which yields no value, without going through the completion queue.
     public func request<E: ResponseRequestable>(_ endpoint: E) async throws(DataTransferError)
     where E.Response == Void {
-        _ = try await withCancellableCallback { completion in
-            run(endpoint, on: nil, decode: { _ in () }, completion: completion)
-        }.get()
+        _ = try await response(for: endpoint)
     }
 
     /// Runs `endpoint` and returns its value with its response, without going through the completion queue.
+    ///
+    /// The body is decoded in this task once the response has arrived: on the global concurrent
+    /// executor, never on the caller's actor or the session's delegate queue, so several requests'
+    /// bodies decode in parallel.
     public func requestResponse<E: ResponseRequestable>(
         _ endpoint: E
     ) async throws(DataTransferError)
         -> DataTransferResponse<E.Response> where E.Response: Decodable & Sendable
     {
-        try await withCancellableCallback { completion in
-            run(endpoint, on: nil, decode: Self.decoder(for: endpoint), completion: completion)
-        }.get()
+        let response = try await response(for: endpoint)
+        return DataTransferResponse(value: try Self.decoder(for: endpoint)(response), response: response)
+    }
+
+    /// The response to `endpoint`, its failure resolved.
+    private func response(for endpoint: any Requestable) async throws(DataTransferError) -> NetworkResponse {
+        let resolver = errorResolver
+        return try await withCancellableCallback { completion in
+            // Cancelling completes at once, even if the network service were never to answer.
+            let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
+            call.attach(networkService.request(endpoint: endpoint) { call.complete($0) })
+            return call
+        }.mapError { Self.resolve($0, with: resolver) }.get()
     }
 
     /// Sends `endpoint`, decodes a success with `decode` (inline or on the decoding queue, by size),
-    /// resolves a failure, and completes once on `queue` (or directly when `queue` is `nil`).
+    /// resolves a failure, and completes once on `queue`.
     private func run<Value: Sendable>(
         _ endpoint: any Requestable,
-        on queue: DispatchQueue?,
+        on queue: DispatchQueue,
         decode: @escaping @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
         completion: @escaping CompletionHandler<DataTransferResponse<Value>>
     ) -> any NetworkCancellable {
-        var deliver = completion
-        if let queue {
-            deliver = { result in queue.async { completion(result) } }
+        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled))) { result in
+            queue.async { completion(result) }
         }
-        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled)), deliver)
         let resolver = errorResolver
         call.attach(
             networkService.request(endpoint: endpoint) { result in

@@ -294,6 +294,31 @@ func makeService(
         #expect(try await service.requestResponse(Endpoint<User>(path: "z")).value.id == 4)
     }
 
+    @Test func asyncCallsDecodeInTheirTaskNotWhereTheResponseArrives() async throws {
+        // The network service answers on a queue of its own, as URLSessionManager does on its
+        // delegate queue: a decode there would hold up every other request's callbacks.
+        let key = DispatchSpecificKey<Bool>()
+        let arrival = DispatchQueue(label: "strata.test.arrival")
+        arrival.setSpecific(key: key, value: true)
+        struct RecordingDecoder: ResponseDecoder {
+            let key: DispatchSpecificKey<Bool>
+            let decodedWhereTheResponseArrived: Locked<Bool?>
+            func decode<T: Decodable>(_ data: Data, as type: T.Type) throws -> T {
+                decodedWhereTheResponseArrived.withLock { $0 = DispatchQueue.getSpecific(key: key) ?? false }
+                return try JSONDecoder().decode(type, from: data)
+            }
+        }
+        let recorded = Locked<Bool?>(nil)
+        let service = DefaultDataTransferService(
+            networkService: MockNetworkService(
+                results: [.success(json(#"{"id": 5, "name": "E"}"#))], completionQueue: arrival)
+        )
+        let endpoint = Endpoint<User>(
+            path: "x", responseDecoder: RecordingDecoder(key: key, decodedWhereTheResponseArrived: recorded))
+        #expect(try await service.request(endpoint).id == 5)
+        #expect(recorded.value == false)
+    }
+
     @Test func throwsTheTypedError() async {
         let (service, _) = makeService([.failure(.timedOut)])
         do {
