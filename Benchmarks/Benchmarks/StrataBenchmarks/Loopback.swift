@@ -11,6 +11,11 @@ import StrataTestServer
 /// GETs of 1 KiB of JSON from the loopback test server: one at a time, and 64 at once, through
 /// Strata and through a `URLSession` with the same configuration. Both decode the body into the
 /// same type with `JSONDecoder`.
+///
+/// Two baselines: `URLSession.data(for:)`, and the same session with a session delegate, as any
+/// client needs for a redirect policy, authentication challenges or progress (Strata has one for
+/// all three). FoundationNetworking delivers a delegate's callbacks through the session's delegate
+/// queue; `data(for:)` completes without it.
 enum Loopback {
     /// The requests a concurrent iteration runs at once.
     static let concurrency = 64
@@ -20,6 +25,8 @@ enum Loopback {
     final class Fixture: Sendable {
         let server: TestServer
         let session: URLSession
+        let delegateSession: URLSession
+        let collector = Collector()
         let transfer: DefaultDataTransferService
         let request: URLRequest
 
@@ -34,6 +41,7 @@ enum Loopback {
             configuration.urlCache = nil
             configuration.httpMaximumConnectionsPerHost = concurrency
             session = URLSession(configuration: configuration)
+            delegateSession = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
             transfer = DefaultDataTransferService(
                 networkService: DefaultNetworkService(
                     configuration: NetworkConfiguration(baseURL: server.baseURL),
@@ -45,7 +53,16 @@ enum Loopback {
 
         /// What a hand-written client does: send, check the status, decode.
         func raw() async throws -> StackOverhead.Page {
-            let (data, response) = try await session.data(for: request)
+            try Self.decode(try await session.data(for: request))
+        }
+
+        /// The same, through the session with a delegate.
+        func rawWithDelegate() async throws -> StackOverhead.Page {
+            try Self.decode(try await collector.data(for: request, in: delegateSession))
+        }
+
+        private static func decode(_ reply: (Data, URLResponse)) throws -> StackOverhead.Page {
+            let (data, response) = reply
             guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
                 throw URLError(.badServerResponse)
             }
@@ -62,18 +79,24 @@ enum Loopback {
     static func register() {
         let setup: Benchmark.BenchmarkSetupHook = { fixture.value = try await Fixture() }
         let teardown: Benchmark.BenchmarkTeardownHook = { try await fixture.value?.server.shutdown() }
-        SideBySide.register(
-            "Loopback GET, sequential, vs URLSession", operations: 1, iterations: 20_000,
-            setup: setup, teardown: teardown,
-            baseline: { blackHole(try await fixture.value?.raw()) },
-            strata: { blackHole(try await fixture.value?.strata()) }
-        )
-        SideBySide.register(
-            "Loopback GET, 64 at once, vs URLSession", operations: concurrency, iterations: 20_000,
-            setup: setup, teardown: teardown,
-            baseline: { try await batch { try await $0.raw() } },
-            strata: { try await batch { try await $0.strata() } }
-        )
+        let baselines: [(name: String, call: @Sendable (Fixture) async throws -> StackOverhead.Page)] = [
+            ("URLSession", { try await $0.raw() }),
+            ("URLSession with a session delegate", { try await $0.rawWithDelegate() }),
+        ]
+        for (name, call) in baselines {
+            SideBySide.register(
+                "Loopback GET, sequential, vs \(name)", operations: 1, iterations: 20_000,
+                setup: setup, teardown: teardown,
+                baseline: { if let fixture = fixture.value { blackHole(try await call(fixture)) } },
+                strata: { blackHole(try await fixture.value?.strata()) }
+            )
+            SideBySide.register(
+                "Loopback GET, 64 at once, vs \(name)", operations: concurrency, iterations: 20_000,
+                setup: setup, teardown: teardown,
+                baseline: { try await batch(call) },
+                strata: { try await batch { try await $0.strata() } }
+            )
+        }
     }
 
     /// Runs `call` ``concurrency`` times at once.
@@ -86,6 +109,34 @@ enum Loopback {
             for try await page in group {
                 blackHole(page)
             }
+        }
+    }
+}
+
+/// A session delegate that collects each task's body and resumes its caller when the task completes:
+/// the least a client with a session delegate does.
+final class Collector: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // Sendable: `lock` guards `transfers`.
+    private let lock = NSLock()
+    private var transfers: [Int: (body: Data, continuation: CheckedContinuation<(Data, URLResponse), any Error>)] = [:]
+
+    func data(for request: URLRequest, in session: URLSession) async throws -> (Data, URLResponse) {
+        try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: request)
+            lock.withLock { transfers[task.taskIdentifier] = (Data(), continuation) }
+            task.resume()
+        }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        lock.withLock { transfers[dataTask.taskIdentifier]?.body.append(data) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let transfer = lock.withLock({ transfers.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if let response = task.response, error == nil {
+            transfer.continuation.resume(returning: (transfer.body, response))
+        } else {
+            transfer.continuation.resume(throwing: error ?? URLError(.badServerResponse))
         }
     }
 }
