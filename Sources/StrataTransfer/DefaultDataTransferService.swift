@@ -27,10 +27,10 @@ public struct DefaultDataTransferService: DataTransferService {
     /// The queue completions run on.
     public let completionQueue: DispatchQueue
 
-    /// Bodies up to this size are decoded where the response arrives (for `URLSessionManager`,
-    /// its delegate queue): that takes a few tens of microseconds, less than a hand-off to another
-    /// thread. Larger bodies are decoded on ``decodingQueue``, so a long decode never holds up other
-    /// requests' callbacks.
+    /// The callback methods decode bodies up to this size where the response arrives (for
+    /// `URLSessionManager`, its delegate queue): that takes a few tens of microseconds, less than a
+    /// hand-off to another thread. Larger bodies are decoded on ``decodingQueue``, so a long decode
+    /// never holds up other requests' callbacks. (The async methods decode in their own task.)
     static let inlineDecodingLimit = 16_384
 
     private static let decodingQueue = DispatchQueue(
