@@ -15,7 +15,7 @@ let layers: [(name: String, dependencies: [String])] = [
     ("StrataEncoding", ["StrataCore"]),
     ("StrataSession", ["StrataCore"]),
     ("StrataEndpoint", ["StrataCore", "StrataConfiguration", "StrataEncoding", "StrataSession"]),
-    ("StrataService", ["StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession"]),
+    ("StrataService", ["StrataCore", "StrataConfiguration", "StrataEncoding", "StrataEndpoint", "StrataSession"]),
     ("StrataTransfer", ["StrataCore", "StrataEndpoint", "StrataService"]),
     (
         "StrataTesting",

@@ -1,7 +1,8 @@
 import Foundation
+import StrataCore
 
 /// Why a configuration could not be made for an environment.
-public enum ConfigurationError: Error, Hashable, Sendable, LocalizedError {
+public enum ConfigurationError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
     /// No settings exist for the environment that was chosen.
     case undefinedEnvironment(NetworkEnvironment, available: [NetworkEnvironment])
     /// The environment's base URL is not an absolute `http` or `https` URL with a host.
@@ -19,11 +20,15 @@ public enum ConfigurationError: Error, Hashable, Sendable, LocalizedError {
             return
                 "No network settings exist for the environment '\(environment)'. Defined: \(names.isEmpty ? "none" : names)."
         case .invalidBaseURL(let environment, let value):
-            return "The base URL of the environment '\(environment)' is not a valid absolute http(s) URL: '\(value)'."
+            let shown = Redaction.standard.redact(urlText: value)
+            return "The base URL of the environment '\(environment)' is not a valid absolute http(s) URL: '\(shown)'."
         case .unreadableFile(let path, let reason):
             return "The network configuration file at \(path) could not be read: \(reason)"
         case .malformedFile(let path, let reason):
             return "The network configuration file at \(path) is malformed: \(reason)"
         }
     }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
 }

@@ -11,8 +11,10 @@ public struct HTTPHeader: Hashable, Sendable, CustomStringConvertible {
         self.value = value
     }
 
-    /// `name: value`
-    public var description: String { "\(name): \(value)" }
+    /// `name: value`, the value hidden when ``Redaction/standard`` covers the name.
+    public var description: String {
+        "\(name): \(Redaction.standard.hidesHeader(named: name) ? Redaction.standard.placeholder : value)"
+    }
 }
 
 /// An ordered list of HTTP header fields whose names compare case-insensitively (RFC 9110 §5.1).
@@ -145,7 +147,7 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
     /// The field at `position`.
     public subscript(position: Int) -> HTTPHeader { fields[position] }
 
-    /// One `name: value` line per field.
+    /// One `name: value` line per field; values of names ``Redaction/standard`` covers are hidden.
     public var description: String { fields.map(\.description).joined(separator: "\n") }
 
     /// Two lists are equal when they hold the same fields in the same order, names compared

@@ -139,3 +139,29 @@ extension ParameterValue: CustomStringConvertible {
         }
     }
 }
+
+extension ParameterValue {
+    /// The deepest nesting of arrays and objects (or XML elements) Strata's encodings and decoders
+    /// accept unless told otherwise: 100 levels. Deeper input is refused with a typed error rather
+    /// than walked: every level of it costs stack, and a deep enough one would exhaust it.
+    public static let defaultMaximumDepth = 100
+
+    /// Whether arrays and objects nest more than `maximum` levels deep (a scalar is 0 levels, `[1]`
+    /// and `["a": 1]` are 1). Found without recursion, so any depth is safe to ask about.
+    package func nests(deeperThan maximum: Int) -> Bool {
+        var pending: [(value: ParameterValue, depth: Int)] = [(self, 0)]
+        while let (value, depth) = pending.popLast() {
+            switch value {
+            case .array(let elements):
+                guard depth < maximum else { return true }
+                pending += elements.lazy.map { ($0, depth + 1) }
+            case .object(let members):
+                guard depth < maximum else { return true }
+                pending += members.values.lazy.map { ($0, depth + 1) }
+            case .string, .int, .double, .bool, .date, .null:
+                continue
+            }
+        }
+        return false
+    }
+}

@@ -1,15 +1,19 @@
 import Foundation
 
-/// What logs must never show: header values and query values that carry credentials.
+/// What must never be shown — in logs, in cURL commands, in descriptions of errors and responses —
+/// and what must never follow a redirect to another origin: header values and query values that
+/// carry credentials.
 ///
-/// Header names and query keys compare without case. The defaults cover `Authorization`,
-/// `Proxy-Authorization`, `Cookie` and `Set-Cookie`; add the names your API uses for secrets:
+/// Header names, query keys and body fields compare without case. The defaults cover
+/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`, and the usual secret field
+/// names (``secretFieldNames``); add the names your API uses for secrets:
 ///
 /// ```swift
-/// let redaction = Redaction(extraHeaderNames: ["X-Api-Key"], queryKeys: ["token"])
+/// let redaction = Redaction(extraHeaderNames: ["X-Api-Key"], queryKeys: ["sig"])
+/// Redaction.standard = redaction  // at start-up: descriptions, loggers and session managers use it
 /// ```
 public struct Redaction: Hashable, Sendable {
-    /// Header names whose values are always replaced.
+    /// Header names whose values are always replaced, and never sent to another origin.
     public static let credentialHeaderNames: Set<String> = [
         "authorization", "proxy-authorization", "cookie", "set-cookie",
     ]
@@ -25,8 +29,9 @@ public struct Redaction: Hashable, Sendable {
     public let headerNames: Set<String>
     /// Query keys (lowercased) whose values are replaced.
     public let queryKeys: Set<String>
-    /// JSON and form body fields (lowercased) whose values are replaced, at any depth. Fields named
-    /// like a covered header are replaced too (an echoed `authorization`, say).
+    /// Body fields (lowercased) — JSON members, form and multipart fields, XML elements and
+    /// attributes — whose values are replaced, at any depth. Fields named like a covered header are
+    /// replaced too (an echoed `authorization`, say).
     public let bodyFields: Set<String>
     /// What a redacted value is replaced by.
     public let placeholder: String
@@ -45,9 +50,31 @@ public struct Redaction: Hashable, Sendable {
         self.placeholder = placeholder
     }
 
+    /// The policy of the process: what descriptions of Strata's errors and responses hide, and the
+    /// default of ``/StrataService/ConsoleNetworkLogger`` and `URLSessionManager` (which removes
+    /// its header names from redirects to other origins). Set it once at start-up, before creating
+    /// loggers and session managers; reading and setting it are thread-safe.
+    public static var standard: Redaction {
+        get { standardPolicy.value }
+        set { standardPolicy.withLock { $0 = newValue } }
+    }
+
     /// Whether the value of header `name` is hidden.
     public func hidesHeader(named name: String) -> Bool {
         headerNames.contains(name.lowercased())
+    }
+
+    /// Whether a body field (a JSON member, a form or multipart field, an XML element or attribute)
+    /// named `name` is hidden; for a nested form name (`user[password]`), whether any part is.
+    public func hidesField(named name: String) -> Bool {
+        Self.covers(name, bodyFields) || Self.covers(name, headerNames)
+    }
+
+    /// Whether `name`, or any part of a nested name (`user[token]`, `token[0]`), is in `keys`.
+    private static func covers(_ name: String, _ keys: Set<String>) -> Bool {
+        let lowercased = name.lowercased()
+        return keys.contains(lowercased)
+            || lowercased.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { keys.contains(String($0)) }
     }
 
     /// `headers` with every covered value replaced by the placeholder.
@@ -62,75 +89,77 @@ public struct Redaction: Hashable, Sendable {
     /// The text of `url` with the values of covered query keys, and any user and password in the
     /// authority, replaced by the placeholder.
     ///
-    /// The result is text for a log, not a URL: the placeholder is inserted as it is, never through
-    /// a percent-encoded `URLComponents` setter (which traps on characters such as `<`).
+    /// The result is text for a log, not a URL: the placeholder is inserted as it is.
     public func redact(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            return url.absoluteString
-        }
-        let query = components.percentEncodedQuery
-        let fragment = components.percentEncodedFragment
-        let hasCredentials = components.user != nil || components.password != nil
-        components.percentEncodedQuery = nil
-        components.percentEncodedFragment = nil
-        components.user = nil
-        components.password = nil
-        var text = components.string ?? url.absoluteString
-        if hasCredentials, let authority = text.range(of: "//") {
-            text.insert(contentsOf: placeholder + "@", at: authority.upperBound)
-        }
-        if let query {
-            text += "?" + redactQuery(query)
-        }
-        if let fragment {
-            text += "#" + fragment
-        }
-        return text
+        redact(urlText: url.absoluteString)
     }
 
-    private func redactQuery(_ query: String, keys: Set<String>? = nil) -> String {
+    /// `text`, read as a URL as far as it goes, with user information in the authority and the
+    /// values of covered keys in the query and the fragment replaced by the placeholder. Works on
+    /// text that is not a valid URL, such as one that failed to parse.
+    public func redact(urlText text: String) -> String {
+        var rest = Substring(text)
+        var result = ""
+        if let separator = rest.range(of: "://") {
+            result += rest[..<separator.upperBound]
+            rest = rest[separator.upperBound...]
+            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            if let at = authority.lastIndex(of: "@") {
+                result += placeholder + "@" + authority[authority.index(after: at)...]
+            } else {
+                result += authority
+            }
+            rest = rest[authorityEnd...]
+        }
+        let fragmentStart = rest.firstIndex(of: "#")
+        let beforeFragment = rest[..<(fragmentStart ?? rest.endIndex)]
+        if let queryStart = beforeFragment.firstIndex(of: "?") {
+            result += beforeFragment[..<queryStart] + "?"
+            result += redactQuery(beforeFragment[beforeFragment.index(after: queryStart)...])
+        } else {
+            result += beforeFragment
+        }
+        if let fragmentStart {
+            result += "#" + redactQuery(rest[rest.index(after: fragmentStart)...])
+        }
+        return result
+    }
+
+    /// `key=value` pairs separated by `&`, with the values of covered keys (`keys`, by default the
+    /// query keys) replaced. A nested key matches when any part does (`token[0]`, `user[token]`).
+    public func redactQuery(_ query: Substring, keys: Set<String>? = nil) -> String {
         let keys = keys ?? queryKeys
-        guard !keys.isEmpty else { return query }
         return query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
             let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let decoded = (String(name).removingPercentEncoding ?? String(name)).lowercased()
-            let base = decoded.split(separator: "[").first.map(String.init) ?? decoded
-            return keys.contains(decoded) || keys.contains(base) ? "\(name)=\(placeholder)" : String(pair)
+            let decoded = String(name).removingPercentEncoding ?? String(name)
+            return Self.covers(decoded, keys) ? "\(name)=\(placeholder)" : String(pair)
         }.joined(separator: "&")
     }
 
-    /// A body as log text with covered fields replaced: JSON objects at any depth and form bodies
-    /// are redacted; other text is returned as it is; `nil` when the body is not UTF-8 text.
-    public func redact(body: Data, contentType: String?) -> String? {
-        let type = contentType?.lowercased() ?? ""
-        let fields = bodyFields.union(headerNames)
-        if type.contains("json") || body.first.map({ $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") }) == true,
-            let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-            let redacted = try? JSONSerialization.data(
-                withJSONObject: redactJSON(object, fields: fields),
-                options: [.sortedKeys, .fragmentsAllowed]
-            )
-        {
-            return String(decoding: redacted, as: UTF8.self)
+    /// `error` with the URL it keeps redacted: its failing URL becomes redacted text, and what else
+    /// its user information holds (an underlying error, the URL as a `URL`) is left out, so neither
+    /// its description nor its `userInfo` shows a secret query value.
+    public func redact(_ error: URLError) -> URLError {
+        var userInfo: [String: Any] = [:]
+        let failing = error.failingURL?.absoluteString ?? error.userInfo[Self.failingURLStringKey] as? String
+        let redacted = failing.map { redact(urlText: $0) }
+        if let redacted {
+            userInfo[Self.failingURLStringKey] = redacted
         }
-        guard let text = String(data: body, encoding: .utf8) else { return nil }
-        if type.hasPrefix("application/x-www-form-urlencoded") {
-            return redactQuery(text, keys: fields)
+        if var message = error.userInfo[NSLocalizedDescriptionKey] as? String {
+            if let failing, let redacted {
+                message = message.replacingOccurrences(of: failing, with: redacted)
+            }
+            userInfo[NSLocalizedDescriptionKey] = message
         }
-        return text
+        return URLError(error.code, userInfo: userInfo)
     }
 
-    private func redactJSON(_ value: Any, fields: Set<String>) -> Any {
-        if let object = value as? [String: Any] {
-            var result: [String: Any] = [:]
-            for (key, member) in object {
-                result[key] = fields.contains(key.lowercased()) ? placeholder : redactJSON(member, fields: fields)
-            }
-            return result
-        }
-        if let array = value as? [Any] {
-            return array.map { redactJSON($0, fields: fields) }
-        }
-        return value
-    }
+    /// The key of a failing URL as text in an error's user information (`NSURLErrorFailingURLStringErrorKey`,
+    /// deprecated in favour of a `URL`, which a redacted URL no longer is).
+    package static let failingURLStringKey = "NSErrorFailingURLStringKey"
 }
+
+/// ``Redaction/standard``'s storage.
+private let standardPolicy = Locked(Redaction())

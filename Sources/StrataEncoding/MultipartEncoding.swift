@@ -33,28 +33,37 @@ public struct MultipartEncoding: ParameterEncoding {
     public var memoryThreshold: UInt64
     /// Where temporary body files are written.
     public var temporaryDirectory: URL
+    /// The most levels of arrays and objects the parameters may nest. Defaults to
+    /// ``/StrataCore/ParameterValue/defaultMaximumDepth``.
+    public var maximumDepth: Int
 
     /// Creates an encoding.
     public init(
         form: MultipartFormData = MultipartFormData(),
         memoryThreshold: UInt64 = MultipartEncoding.defaultMemoryThreshold,
-        temporaryDirectory: URL = FileManager.default.temporaryDirectory
+        temporaryDirectory: URL = FileManager.default.temporaryDirectory,
+        maximumDepth: Int = ParameterValue.defaultMaximumDepth
     ) {
         self.form = form
         self.memoryThreshold = memoryThreshold
         self.temporaryDirectory = temporaryDirectory
+        self.maximumDepth = maximumDepth
     }
 
     /// `true`: a form with only file parts is still written.
     public var writesBodyWithoutParameters: Bool { true }
 
     /// Returns `request` with the multipart body of `parameters` and ``form``.
-    /// - Throws: ``ParameterEncodingError/multipart(_:)`` when a file cannot be read or written.
+    /// - Throws: ``ParameterEncodingError/multipart(_:)`` when a file cannot be read or written, or
+    ///   a part header would be invalid; ``ParameterEncodingError/nestingTooDeep(maximum:)``.
     public func encode(
         _ request: URLRequest, with parameters: [String: ParameterValue]
     ) throws(ParameterEncodingError)
         -> URLRequest
     {
+        guard !ParameterValue.object(parameters).nests(deeperThan: maximumDepth) else {
+            throw .nestingTooDeep(maximum: maximumDepth)
+        }
         var body = MultipartFormData(boundary: form.boundary)
         body.append(parameters)
         body.append(contentsOf: form)
@@ -73,6 +82,16 @@ public struct MultipartEncoding: ParameterEncoding {
             throw .multipart(error)
         }
         return request
+    }
+
+    /// Returns `request` with `value`'s members as text fields, then the parts of ``form``.
+    /// - Throws: as ``encode(_:with:)``, and when the value cannot be encoded as members.
+    public func encode(
+        _ request: URLRequest, withEncodable value: any Encodable & Sendable
+    )
+        throws(ParameterEncodingError) -> URLRequest
+    {
+        try encode(request, with: ParameterValueEncoder(maximumDepth: maximumDepth).encodeMembers(value))
     }
 
     private func stream(_ body: MultipartFormData) throws(MultipartError) -> FileBodyStream {

@@ -14,7 +14,9 @@ import StrataCore
 ///
 /// Field names and file names are quoted; `"`, CR and LF in them are written as `%22`, `%0D` and
 /// `%0A`, as the HTML standard's form encoding does (RFC 7578 §4.2 defers to it); other characters,
-/// non-ASCII included, are written as UTF-8.
+/// non-ASCII included, are written as UTF-8. A MIME type that is not `type/subtype` (with optional
+/// parameters, and no control character) and a boundary that is not 1 to 70 letters, digits and
+/// `'+-._` are refused when the body is written, so no part header can be injected.
 public struct MultipartFormData: Sendable {
     /// Where a part's bytes come from.
     public enum Body: Hashable, Sendable {
@@ -60,19 +62,28 @@ public struct MultipartFormData: Sendable {
 
     /// Appends text fields for `value` under `name`: every kind is written, none dropped. Arrays
     /// become `name[]` fields and objects `name[key]` fields (in sorted key order); `.null` is an
-    /// empty field; dates are ISO 8601.
+    /// empty field; dates are ISO 8601. Walked without recursion, so a value of any depth is safe
+    /// here (``MultipartEncoding`` refuses one deeper than its `maximumDepth` before).
     public mutating func append(_ value: ParameterValue, name: String) {
-        switch value {
-        case .array(let elements):
-            for element in elements { append(element, name: name + "[]") }
-        case .object(let members):
-            for (key, member) in members.sorted(by: { $0.key < $1.key }) { append(member, name: "\(name)[\(key)]") }
-        case .string(let text): appendText(text, name: name)
-        case .int(let number): appendText(String(number), name: name)
-        case .double(let number): appendText(String(number), name: name)
-        case .bool(let flag): appendText(flag ? "true" : "false", name: name)
-        case .date(let date): appendText(date.formatted(.iso8601), name: name)
-        case .null: appendText("", name: name)
+        // Depth first with a stack; `path` holds the name's pieces down to the value at hand, and a
+        // field's name is joined from it only when the field is written.
+        var path = [name]
+        var pending: [(value: ParameterValue, suffix: String?, level: Int)] = [(value, nil, 1)]
+        while let (value, suffix, level) = pending.popLast() {
+            path.removeSubrange(level...)
+            if let suffix { path.append(suffix) }
+            switch value {
+            case .array(let elements):
+                pending += elements.reversed().lazy.map { ($0, "[]", path.count) }
+            case .object(let members):
+                pending += members.sorted { $0.key > $1.key }.lazy.map { ($0.value, "[\($0.key)]", path.count) }
+            case .string(let text): appendText(text, name: path.joined())
+            case .int(let number): appendText(String(number), name: path.joined())
+            case .double(let number): appendText(String(number), name: path.joined())
+            case .bool(let flag): appendText(flag ? "true" : "false", name: path.joined())
+            case .date(let date): appendText(date.formatted(.iso8601), name: path.joined())
+            case .null: appendText("", name: path.joined())
+            }
         }
     }
 
@@ -170,6 +181,7 @@ public struct MultipartFormData: Sendable {
 
     /// Hands the body to `sink` in pieces: part headers, part bodies (files in 1 MiB chunks), delimiters.
     private func write(_ sink: (Data) throws(MultipartError) -> Void) throws(MultipartError) {
+        try validateHeaders()
         for part in parts {
             try sink(header(of: part))
             switch part.body {
@@ -227,6 +239,24 @@ public struct MultipartFormData: Sendable {
         Data("--\(boundary)--\r\n".utf8)
     }
 
+    /// Throws unless the boundary and every part's MIME type can stand in a header as they are.
+    private func validateHeaders() throws(MultipartError) {
+        let boundaryCharacters = "'+-._"
+        guard (1...70).contains(boundary.utf8.count),
+            boundary.unicodeScalars.allSatisfy({
+                ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+                    || boundaryCharacters.unicodeScalars.contains($0)
+            })
+        else { throw .invalidBoundary(boundary) }
+        for case let type? in parts.map(\.mimeType) {
+            let essence = type.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
+            let pieces = essence.split(separator: "/", omittingEmptySubsequences: false)
+            guard HTTPGrammar.isFieldValue(type), pieces.count == 2,
+                pieces.allSatisfy({ HTTPGrammar.isToken(String($0)) })
+            else { throw .invalidMIMEType(type) }
+        }
+    }
+
     /// `"`, CR and LF as `%22`, `%0D`, `%0A` (HTML form encoding, per RFC 7578 §4.2).
     static func escape(_ text: String) -> String {
         var escaped = ""
@@ -243,11 +273,16 @@ public struct MultipartFormData: Sendable {
 }
 
 /// Why a multipart body could not be built.
-public enum MultipartError: Error, Hashable, Sendable, LocalizedError {
+public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
     /// A file part's file could not be read.
     case unreadableFile(path: String, reason: String)
     /// The body could not be written to a file.
     case unwritableFile(path: String, reason: String)
+    /// A part's MIME type is not `type/subtype` with optional parameters, or holds a control
+    /// character (which would end its header line and start another).
+    case invalidMIMEType(String)
+    /// The boundary is not 1 to 70 ASCII letters, digits and `'+-._`.
+    case invalidBoundary(String)
 
     /// A sentence saying what was wrong.
     public var errorDescription: String? {
@@ -256,6 +291,13 @@ public enum MultipartError: Error, Hashable, Sendable, LocalizedError {
             return "The file \(path) could not be read for a multipart body: \(reason)"
         case .unwritableFile(let path, let reason):
             return "The multipart body could not be written to \(path): \(reason)"
+        case .invalidMIMEType(let type):
+            return "The MIME type \(type.debugDescription) of a multipart part is not a valid media type."
+        case .invalidBoundary(let boundary):
+            return "The multipart boundary \(boundary.debugDescription) is not 1 to 70 letters, digits and '+-._."
         }
     }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
 }

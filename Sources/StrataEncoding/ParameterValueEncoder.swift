@@ -14,7 +14,8 @@ import StrataCore
 ///
 /// `nil` optionals encoded with `encodeIfPresent` (the synthesized default) are left out.
 /// `Date`, `Data`, `URL` and `Decimal` are written as the strategies say; unsigned numbers above
-/// `Int.max` become their decimal text.
+/// `Int.max` become their decimal text. A value nested more than ``maximumDepth`` levels of
+/// containers deep fails with ``ParameterEncodingError/nestingTooDeep(maximum:)``.
 public struct ParameterValueEncoder: Sendable {
     /// How a `Date` is written.
     public enum DateEncodingStrategy: Sendable {
@@ -45,17 +46,24 @@ public struct ParameterValueEncoder: Sendable {
     public var dateEncodingStrategy: DateEncodingStrategy
     /// How data is written. Defaults to ``DataEncodingStrategy/base64``.
     public var dataEncodingStrategy: DataEncodingStrategy
+    /// The most levels of keyed and unkeyed containers a value may nest (a value wrapping another
+    /// in a single-value container counts as a level too). Defaults to
+    /// ``/StrataCore/ParameterValue/defaultMaximumDepth``.
+    public var maximumDepth: Int
 
     /// Creates an encoder.
     public init(
-        dateEncodingStrategy: DateEncodingStrategy = .dateValue, dataEncodingStrategy: DataEncodingStrategy = .base64
+        dateEncodingStrategy: DateEncodingStrategy = .dateValue, dataEncodingStrategy: DataEncodingStrategy = .base64,
+        maximumDepth: Int = ParameterValue.defaultMaximumDepth
     ) {
         self.dateEncodingStrategy = dateEncodingStrategy
         self.dataEncodingStrategy = dataEncodingStrategy
+        self.maximumDepth = maximumDepth
     }
 
     /// The parameter tree `value` encodes to.
-    /// - Throws: ``ParameterEncodingError/encodingFailed(type:reason:)`` when the value's encoding fails.
+    /// - Throws: ``ParameterEncodingError/encodingFailed(type:reason:)`` when the value's encoding
+    ///   fails, ``ParameterEncodingError/nestingTooDeep(maximum:)`` when it nests too deep.
     public func encode(_ value: some Encodable) throws(ParameterEncodingError) -> ParameterValue {
         try encodeOrdered(value).parameterValue
     }
@@ -64,11 +72,15 @@ public struct ParameterValueEncoder: Sendable {
     /// matters, such as XML).
     package func encodeOrdered(_ value: some Encodable) throws(ParameterEncodingError) -> OrderedValue {
         let node = Node()
+        let limit = DepthLimit(maximum: maximumDepth)
         do {
-            try Context(options: self, codingPath: []).encode(value, into: node)
+            try Context(options: self, limit: limit, codingPath: [], depth: 0).encode(value, into: node)
+        } catch is DepthLimit.Exceeded {
+            throw .nestingTooDeep(maximum: maximumDepth)
         } catch {
             throw .encodingFailed(type: String(describing: type(of: value)), reason: Self.describe(error))
         }
+        guard !limit.isExceeded else { throw .nestingTooDeep(maximum: maximumDepth) }
         return node.ordered
     }
 
@@ -78,7 +90,7 @@ public struct ParameterValueEncoder: Sendable {
     public func encodeMembers(_ value: some Encodable) throws(ParameterEncodingError) -> [String: ParameterValue] {
         let encoded = try encode(value)
         guard case .object(let members) = encoded else {
-            throw .membersRequired(type: String(describing: type(of: value)), found: encoded.description)
+            throw .membersRequired(type: String(describing: type(of: value)), found: encoded.kind)
         }
         return members
     }
@@ -175,19 +187,64 @@ private final class Node {
     }
 }
 
+/// Where a value is encoded: its options, its path, and how many containers enclose it.
 private struct Context {
     let options: ParameterValueEncoder
+    let limit: DepthLimit
     let codingPath: [any CodingKey]
+    /// The containers around the value (0 for the value encoded first).
+    let depth: Int
 
+    /// The context of a member or element: one container deeper.
     func appending(_ key: any CodingKey) -> Context {
-        Context(options: options, codingPath: codingPath + [key])
+        Context(options: options, limit: limit, codingPath: codingPath + [key], depth: depth + 1)
     }
 
-    func encode(_ value: some Encodable, into node: Node) throws {
-        if let special = try specialValue(value) {
+    /// The context of a value wrapped in a single-value container or a super encoder: a level of
+    /// its own, so that a chain of wrappers cannot recurse without bound either.
+    func deeper() -> Context {
+        Context(options: options, limit: limit, codingPath: codingPath, depth: depth + 1)
+    }
+
+    /// `node` if a container may open at this depth; past the limit, a node of its own that is
+    /// thrown away (a nested container cannot throw), and the encoding fails once it returns.
+    func containerNode(_ node: Node) -> Node {
+        limit.allowsContainer(at: depth) ? node : Node()
+    }
+
+    func encode<Value: Encodable>(_ value: Value, into node: Node) throws {
+        try limit.check(depth)
+        if Value.self == ParameterValue.self, let parameter = value as? ParameterValue {
+            try encode(parameter, into: node)
+        } else if let special = try specialValue(value) {
             node.content = .single(special)
         } else {
             try value.encode(to: TreeEncoder(node: node, context: self))
+        }
+    }
+
+    /// A parameter value, written straight into the tree rather than through its `Encodable`
+    /// conformance (which would count each level twice).
+    private func encode(_ parameter: ParameterValue, into node: Node) throws {
+        switch parameter {
+        case .array(let elements):
+            guard limit.allowsContainer(at: depth) else { throw DepthLimit.Exceeded() }
+            node.content = .elements([])
+            for (index, element) in elements.enumerated() {
+                try appending(IndexKey(index)).encode(element, into: node.appendElement())
+            }
+        case .object(let members):
+            guard limit.allowsContainer(at: depth) else { throw DepthLimit.Exceeded() }
+            node.content = .members(keys: [], nodes: [:])
+            for (key, member) in members.sorted(by: { $0.key < $1.key }) {
+                try appending(IndexKey(stringValue: key)).encode(member, into: node.member(key))
+            }
+        case .date(let date):
+            try encode(date, into: node)
+        case .double(let number):
+            node.content = .single(try self.number(number))
+        case .string, .int, .bool, .null:
+            node.content = .single(parameter)
         }
     }
 
@@ -237,6 +294,7 @@ private struct Context {
     }
 }
 
+/// An element's index or a member's name, for coding paths.
 private struct IndexKey: CodingKey {
     let intValue: Int?
     let stringValue: String
@@ -244,7 +302,10 @@ private struct IndexKey: CodingKey {
         intValue = index
         stringValue = String(index)
     }
-    init?(stringValue: String) { nil }
+    init(stringValue: String) {
+        intValue = nil
+        self.stringValue = stringValue
+    }
     init?(intValue: Int) { self.init(intValue) }
 }
 
@@ -255,11 +316,13 @@ private struct TreeEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let node = context.containerNode(node)
         if case .members = node.content {} else { node.content = .members(keys: [], nodes: [:]) }
         return KeyedEncodingContainer(MembersContainer<Key>(node: node, context: context))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        let node = context.containerNode(node)
         if case .elements = node.content {} else { node.content = .elements([]) }
         return ElementsContainer(node: node, context: context)
     }
@@ -313,7 +376,7 @@ private struct MembersContainer<Key: CodingKey>: KeyedEncodingContainerProtocol 
     }
 
     mutating func superEncoder() -> any Encoder {
-        TreeEncoder(node: node.member("super"), context: context)
+        TreeEncoder(node: node.member("super"), context: context.deeper())
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
@@ -394,6 +457,51 @@ private struct SingleContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt32) throws { set(context.number(value)) }
     mutating func encode(_ value: UInt64) throws { set(context.number(value)) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-        try context.encode(value, into: node)
+        try context.deeper().encode(value, into: node)
+    }
+}
+
+/// The deepest nesting one encoding allows, and whether a container past it was asked for.
+///
+/// A value deeper than the limit fails at once (``check(_:)`` throws); a nested container cannot
+/// throw, so one past the limit is only recorded, and the encoding fails when it returns.
+final class DepthLimit {
+    /// Thrown when a value lies deeper than the limit; becomes `nestingTooDeep`.
+    struct Exceeded: Error {}
+
+    let maximum: Int
+    private(set) var isExceeded = false
+
+    init(maximum: Int) {
+        self.maximum = maximum
+    }
+
+    /// Throws ``Exceeded`` if a value at `depth` (that many containers deep) lies past the limit.
+    func check(_ depth: Int) throws {
+        guard depth <= maximum else { throw Exceeded() }
+    }
+
+    /// Whether a container may open around the members of a value at `depth`; records it if not.
+    func allowsContainer(at depth: Int) -> Bool {
+        guard depth < maximum else {
+            isExceeded = true
+            return false
+        }
+        return true
+    }
+}
+
+extension ParameterValue {
+    /// What kind of value this is, for an error message that must not show the value itself.
+    fileprivate var kind: String {
+        switch self {
+        case .string: return "a string"
+        case .int, .double: return "a number"
+        case .bool: return "a Boolean"
+        case .date: return "a date"
+        case .null: return "null"
+        case .array(let elements): return "an array of \(elements.count) element" + (elements.count == 1 ? "" : "s")
+        case .object(let members): return "an object of \(members.count) member" + (members.count == 1 ? "" : "s")
+        }
     }
 }

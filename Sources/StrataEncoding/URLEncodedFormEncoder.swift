@@ -15,7 +15,8 @@ import StrataCore
 /// ```
 ///
 /// Keys are written in sorted order, nested objects with bracket keys (`user[name]=Ann`), and
-/// `.null` values are left out. Keys and values are percent-encoded per RFC 3986 §3.4: everything
+/// `.null` values are left out. Parameters nested more than ``maximumDepth`` levels deep fail with
+/// ``ParameterEncodingError/nestingTooDeep(maximum:)``. Keys and values are percent-encoded per RFC 3986 §3.4: everything
 /// but `A-Z a-z 0-9 - . _ ~ / ?` is escaped, so `+`, `&`, `=` and `;` in a value can never be read
 /// as separators.
 public struct URLEncodedFormEncoder: Sendable {
@@ -58,25 +59,34 @@ public struct URLEncodedFormEncoder: Sendable {
     public var boolEncoding: BoolEncoding
     /// How dates are written.
     public var dateEncoding: DateEncoding
+    /// The most levels of arrays and objects the parameters may nest (the parameter list itself is
+    /// one). Defaults to ``/StrataCore/ParameterValue/defaultMaximumDepth``.
+    public var maximumDepth: Int
 
     /// Creates an encoder.
     public init(
         arrayEncoding: ArrayEncoding = .brackets, boolEncoding: BoolEncoding = .numeric,
-        dateEncoding: DateEncoding = .iso8601
+        dateEncoding: DateEncoding = .iso8601, maximumDepth: Int = ParameterValue.defaultMaximumDepth
     ) {
         self.arrayEncoding = arrayEncoding
         self.boolEncoding = boolEncoding
         self.dateEncoding = dateEncoding
+        self.maximumDepth = maximumDepth
     }
 
     /// The form text of `value`'s members.
-    /// - Throws: ``ParameterEncodingError`` when the value cannot be encoded or is not keyed.
+    /// - Throws: ``ParameterEncodingError`` when the value cannot be encoded, is not keyed, or
+    ///   nests too deep.
     public func encode(_ value: some Encodable) throws(ParameterEncodingError) -> String {
-        encode(try ParameterValueEncoder().encodeMembers(value))
+        try encode(ParameterValueEncoder(maximumDepth: maximumDepth).encodeMembers(value))
     }
 
     /// The form text of `parameters`, keys in sorted order, without a leading `?`.
-    public func encode(_ parameters: [String: ParameterValue]) -> String {
+    /// - Throws: ``ParameterEncodingError/nestingTooDeep(maximum:)`` when they nest too deep.
+    public func encode(_ parameters: [String: ParameterValue]) throws(ParameterEncodingError) -> String {
+        guard !ParameterValue.object(parameters).nests(deeperThan: maximumDepth) else {
+            throw .nestingTooDeep(maximum: maximumDepth)
+        }
         var query = ""
         for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
             append(value, key: PercentEncoding.encodeQueryComponent(key), to: &query)

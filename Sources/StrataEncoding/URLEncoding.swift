@@ -55,11 +55,13 @@ public struct URLEncoding: ParameterEncoding {
         destination: Destination = .methodDependent,
         arrayEncoding: ArrayEncoding = .brackets,
         boolEncoding: BoolEncoding = .numeric,
-        dateEncoding: DateEncoding = .iso8601
+        dateEncoding: DateEncoding = .iso8601,
+        maximumDepth: Int = ParameterValue.defaultMaximumDepth
     ) {
         self.destination = destination
         self.formEncoder = URLEncodedFormEncoder(
-            arrayEncoding: arrayEncoding, boolEncoding: boolEncoding, dateEncoding: dateEncoding)
+            arrayEncoding: arrayEncoding, boolEncoding: boolEncoding, dateEncoding: dateEncoding,
+            maximumDepth: maximumDepth)
     }
 
     /// Returns `request` with `parameters` in its query string or form body.
@@ -81,8 +83,9 @@ public struct URLEncoding: ParameterEncoding {
     }
 
     /// The percent-encoded query text for `parameters`, keys in sorted order, without a leading `?`.
-    public func query(from parameters: [String: ParameterValue]) -> String {
-        formEncoder.encode(parameters)
+    /// - Throws: ``ParameterEncodingError/nestingTooDeep(maximum:)`` when they nest too deep.
+    public func query(from parameters: [String: ParameterValue]) throws(ParameterEncodingError) -> String {
+        try formEncoder.encode(parameters)
     }
 
     private func apply(_ encoded: String, to request: URLRequest) throws(ParameterEncodingError) -> URLRequest {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataCore
 
 #if canImport(FoundationXML)
     import FoundationXML
@@ -7,7 +8,9 @@ import Foundation
 /// Decodes `Decodable` values from XML, mirroring ``XMLEncoder``: members are child elements or,
 /// for keys starting with `@`, attributes; arrays are wrapped in an element whose children are the
 /// items; dates follow ``dateDecoding``. Built on Foundation's `XMLParser` (`FoundationXML` on
-/// Linux), with external entities never resolved.
+/// Linux), with external entities never resolved (and libxml2's own guard against entity expansion).
+/// A document nesting elements more than ``maximumDepth`` deep is refused while it is read, with
+/// ``XMLError/nestingTooDeep(maximum:)``: no tree deeper than that is ever built.
 ///
 /// ```swift
 /// let note = try XMLDecoder().decode(Note.self, from: Data(#"<note lang="en"><to>Ann</to><body>Hi</body></note>"#.utf8))
@@ -29,17 +32,21 @@ public struct XMLDecoder: Sendable {
 
     /// How dates are read.
     public var dateDecoding: DateDecoding
+    /// The most levels elements may nest, the root included. Defaults to
+    /// ``/StrataCore/ParameterValue/defaultMaximumDepth``.
+    public var maximumDepth: Int
 
     /// Creates a decoder.
-    public init(dateDecoding: DateDecoding = .iso8601) {
+    public init(dateDecoding: DateDecoding = .iso8601, maximumDepth: Int = ParameterValue.defaultMaximumDepth) {
         self.dateDecoding = dateDecoding
+        self.maximumDepth = maximumDepth
     }
 
     /// Decodes the root element of `data` as a `T`.
     /// - Throws: ``XMLError/malformedDocument(line:column:reason:)`` for XML that is not well-formed,
-    ///   a `DecodingError` when the document does not match `T`.
+    ///   ``XMLError/nestingTooDeep(maximum:)``, a `DecodingError` when the document does not match `T`.
     public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try decode(type, from: Self.parse(data))
+        try decode(type, from: Self.parse(data, maximumDepth: maximumDepth))
     }
 
     /// Decodes `element` as a `T`.
@@ -48,13 +55,20 @@ public struct XMLDecoder: Sendable {
     }
 
     /// Parses `data` into its root element. Whitespace between elements is dropped.
-    /// - Throws: ``XMLError/malformedDocument(line:column:reason:)``.
-    public static func parse(_ data: Data) throws(XMLError) -> XMLTree {
+    /// - Throws: ``XMLError/malformedDocument(line:column:reason:)``, or
+    ///   ``XMLError/nestingTooDeep(maximum:)`` as soon as elements nest deeper than `maximumDepth`.
+    public static func parse(
+        _ data: Data, maximumDepth: Int = ParameterValue.defaultMaximumDepth
+    ) throws(XMLError) -> XMLTree {
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
-        let builder = TreeBuilder()
+        let builder = TreeBuilder(maximumDepth: maximumDepth)
         parser.delegate = builder
-        guard parser.parse(), let root = builder.root else {
+        let parsed = parser.parse()
+        if builder.isTooDeep {
+            throw .nestingTooDeep(maximum: maximumDepth)
+        }
+        guard parsed, let root = builder.root else {
             let reason = parser.parserError.map { String(describing: $0) } ?? "no root element"
             throw .malformedDocument(line: parser.lineNumber, column: parser.columnNumber, reason: reason)
         }
@@ -62,10 +76,20 @@ public struct XMLDecoder: Sendable {
     }
 }
 
-/// Builds an ``XMLTree`` from `XMLParser` events.
+/// Builds an ``XMLTree`` from `XMLParser` events, with a stack of open elements, and stops the
+/// parser when they nest deeper than allowed.
 private final class TreeBuilder: NSObject, XMLParserDelegate {
+    private let maximumDepth: Int
     private var stack: [XMLTree] = []
+    /// Character data of the innermost open element not yet added to it: pieces arrive one by one,
+    /// and are joined here in place rather than by copying the text so far for each.
+    private var pendingText = ""
     var root: XMLTree?
+    private(set) var isTooDeep = false
+
+    init(maximumDepth: Int) {
+        self.maximumDepth = maximumDepth
+    }
 
     func parser(
         _ parser: XMLParser,
@@ -74,19 +98,27 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
         qualifiedName: String?,
         attributes: [String: String] = [:]
     ) {
+        guard stack.count < maximumDepth else {
+            isTooDeep = true
+            parser.abortParsing()
+            return
+        }
+        flushText()
         let ordered = attributes.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
         stack.append(XMLTree(qualifiedName ?? elementName, attributes: ordered))
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
-        appendText(string)
+        if !stack.isEmpty { pendingText += string }
     }
 
     func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
-        appendText(String(decoding: CDATABlock, as: UTF8.self))
+        if !stack.isEmpty { pendingText += String(decoding: CDATABlock, as: UTF8.self) }
     }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+        guard !isTooDeep else { return }
+        flushText()
         guard var element = stack.popLast() else { return }
         if !element.elements.isEmpty {
             element.children.removeAll {
@@ -101,13 +133,11 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
         }
     }
 
-    private func appendText(_ text: String) {
-        guard !stack.isEmpty else { return }
-        if case .text(let previous)? = stack[stack.count - 1].children.last {
-            stack[stack.count - 1].children[stack[stack.count - 1].children.count - 1] = .text(previous + text)
-        } else {
-            stack[stack.count - 1].children.append(.text(text))
-        }
+    /// Adds the pending character data to the innermost open element.
+    private func flushText() {
+        guard !pendingText.isEmpty, !stack.isEmpty else { return }
+        stack[stack.count - 1].children.append(.text(pendingText))
+        pendingText = ""
     }
 }
 
@@ -296,7 +326,8 @@ private struct ValueContainer: SingleValueDecodingContainer {
     private func mismatch<T>(_ type: T.Type) -> DecodingError {
         DecodingError.typeMismatch(
             type,
-            DecodingError.Context(codingPath: codingPath, debugDescription: "'\(node.text)' is not a \(type).")
+            // The text itself is not shown: it may be a secret.
+            DecodingError.Context(codingPath: codingPath, debugDescription: "The text is not a valid \(type).")
         )
     }
 

@@ -6,7 +6,8 @@ import StrataCore
 /// Each member becomes a child element, in the order it was encoded; a member whose key starts with
 /// `@` becomes an attribute instead (`case id = "@id"`). Arrays are wrapped: `tags: ["a", "b"]` is
 /// `<tags><item>a</item><item>b</item></tags>`. `nil` optionals are left out. Dates follow
-/// ``dateEncoding``, `Data` is base64, Booleans are `true` and `false`.
+/// ``dateEncoding``, `Data` is base64, Booleans are `true` and `false`. A value nesting more than
+/// ``maximumDepth`` levels is refused with ``XMLError/nestingTooDeep(maximum:)``.
 ///
 /// ```swift
 /// struct Note: Codable {
@@ -24,11 +25,18 @@ public struct XMLEncoder: Sendable {
     public var dateEncoding: DateEncoding
     /// The element name of array items. Defaults to `item`.
     public var arrayItemName: String
+    /// The most levels of arrays and objects a value may nest. Defaults to
+    /// ``/StrataCore/ParameterValue/defaultMaximumDepth``.
+    public var maximumDepth: Int
 
     /// Creates an encoder.
-    public init(dateEncoding: DateEncoding = .iso8601, arrayItemName: String = "item") {
+    public init(
+        dateEncoding: DateEncoding = .iso8601, arrayItemName: String = "item",
+        maximumDepth: Int = ParameterValue.defaultMaximumDepth
+    ) {
         self.dateEncoding = dateEncoding
         self.arrayItemName = arrayItemName
+        self.maximumDepth = maximumDepth
     }
 
     /// The element `value` encodes to, named `rootElement`.
@@ -37,7 +45,9 @@ public struct XMLEncoder: Sendable {
     public func encode(_ value: some Encodable, rootElement: String) throws(XMLError) -> XMLTree {
         let ordered: OrderedValue
         do {
-            ordered = try ParameterValueEncoder().encodeOrdered(value)
+            ordered = try ParameterValueEncoder(maximumDepth: maximumDepth).encodeOrdered(value)
+        } catch .nestingTooDeep(let maximum) {
+            throw .nestingTooDeep(maximum: maximum)
         } catch {
             throw .unsupportedValue(error.errorDescription ?? "the value could not be encoded")
         }
@@ -46,7 +56,10 @@ public struct XMLEncoder: Sendable {
 
     /// The element of `parameters`, named `rootElement`, members in sorted key order.
     public func encode(_ parameters: [String: ParameterValue], rootElement: String) throws(XMLError) -> XMLTree {
-        try element(rootElement, Self.ordered(.object(parameters)))
+        guard !ParameterValue.object(parameters).nests(deeperThan: maximumDepth) else {
+            throw .nestingTooDeep(maximum: maximumDepth)
+        }
+        return try element(rootElement, Self.ordered(.object(parameters)))
     }
 
     /// The UTF-8 document of `value`, with an XML declaration.

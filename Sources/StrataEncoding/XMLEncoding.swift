@@ -10,7 +10,9 @@ import StrataCore
 ///
 /// The body is UTF-8 with its exact byte length in `Content-Length`; `Content-Type` is set only
 /// when the request has none; the method is never changed. Invalid element names and characters
-/// XML cannot hold are typed errors (``ParameterEncodingError/xml(_:)``).
+/// XML 1.0 cannot hold — in documents, SOAP envelopes and property lists alike — are typed errors
+/// (``ParameterEncodingError/xml(_:)``); values nesting deeper than the encoder's `maximumDepth`
+/// fail with ``ParameterEncodingError/nestingTooDeep(maximum:)``.
 ///
 /// ```swift
 /// Endpoint<Receipt>(path: "orders", method: .post, bodyParametersEncodable: order,
@@ -86,7 +88,8 @@ public struct XMLEncoding: ParameterEncoding {
         try write(
             to: request,
             element: { (root) throws(XMLError) in try encoder.encode(parameters, rootElement: root) },
-            propertyList: { () throws(XMLError) in try Self.propertyList(parameters) }
+            propertyList: { () throws(XMLError) in try Self.propertyList(parameters, maximumDepth: encoder.maximumDepth)
+            }
         )
     }
 
@@ -99,7 +102,9 @@ public struct XMLEncoding: ParameterEncoding {
         try write(
             to: request,
             element: { (root) throws(XMLError) in try encoder.encode(value, rootElement: root) },
-            propertyList: { () throws(XMLError) in try Self.propertyList(encoding: value) }
+            propertyList: { () throws(XMLError) in
+                try Self.propertyList(encoding: value, maximumDepth: encoder.maximumDepth)
+            }
         )
     }
 
@@ -120,6 +125,8 @@ public struct XMLEncoding: ParameterEncoding {
             case .propertyList:
                 return apply(try propertyList(), to: request)
             }
+        } catch .nestingTooDeep(let maximum) {
+            throw .nestingTooDeep(maximum: maximum)
         } catch {
             throw .xml(error)
         }
@@ -134,17 +141,30 @@ public struct XMLEncoding: ParameterEncoding {
         return XMLTree("soap:Envelope", attributes: [("xmlns:soap", version.namespace)], children: children)
     }
 
-    private static func propertyList(encoding value: some Encodable) throws(XMLError) -> Data {
+    private static func propertyList(encoding value: some Encodable, maximumDepth: Int) throws(XMLError) -> Data {
+        do {
+            try NestingProbe.check(value, maximumDepth: maximumDepth)
+        } catch {
+            throw .nestingTooDeep(maximum: maximumDepth)
+        }
         let encoder = PropertyListEncoder()
         encoder.outputFormat = .xml
+        let document: Data
         do {
-            return try encoder.encode(value)
+            document = try encoder.encode(value)
         } catch {
             throw .unsupportedValue(String(describing: error))
         }
+        try XMLWriter.validateCharacters(of: document, context: "property list")
+        return document
     }
 
-    private static func propertyList(_ parameters: [String: ParameterValue]) throws(XMLError) -> Data {
+    private static func propertyList(
+        _ parameters: [String: ParameterValue], maximumDepth: Int
+    ) throws(XMLError) -> Data {
+        guard !ParameterValue.object(parameters).nests(deeperThan: maximumDepth) else {
+            throw .nestingTooDeep(maximum: maximumDepth)
+        }
         func object(_ value: ParameterValue) throws(XMLError) -> Any {
             switch value {
             case .string(let text): return text
@@ -163,14 +183,18 @@ public struct XMLEncoding: ParameterEncoding {
             case .null: throw .unsupportedValue("a property list cannot hold null")
             }
         }
+        let document: Data
         do {
-            return try PropertyListSerialization.data(
+            document = try PropertyListSerialization.data(
                 fromPropertyList: try object(.object(parameters)), format: .xml, options: 0)
         } catch let error as XMLError {
             throw error
         } catch {
             throw .unsupportedValue(String(describing: error))
         }
+        // The serializations write every character as it is, even those XML 1.0 forbids.
+        try XMLWriter.validateCharacters(of: document, context: "property list")
+        return document
     }
 
     private func apply(_ document: String, to request: URLRequest, soap: (SOAPVersion, String?)? = nil) -> URLRequest {

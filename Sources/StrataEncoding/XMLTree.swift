@@ -72,6 +72,8 @@ public enum XMLError: Error, Hashable, Sendable {
     case unsupportedValue(String)
     /// The document is not well-formed XML.
     case malformedDocument(line: Int, column: Int, reason: String)
+    /// Elements nest more than `maximum` levels deep (an ``XMLDecoder``'s `maximumDepth`).
+    case nestingTooDeep(maximum: Int)
 }
 
 extension XMLError: CustomStringConvertible {
@@ -84,6 +86,8 @@ extension XMLError: CustomStringConvertible {
         case .unsupportedValue(let reason): return "The value cannot be written as XML: \(reason)"
         case .malformedDocument(let line, let column, let reason):
             return "Malformed XML at \(line):\(column): \(reason)"
+        case .nestingTooDeep(let maximum):
+            return "The XML document nests elements more than \(maximum) levels deep, more than the decoder accepts."
         }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes an ``XMLTree`` as an XML 1.0 document in UTF-8.
 ///
 /// Text escapes `&`, `<` and `>`; attribute values also `"`, `'`, tab, CR and LF (as character
@@ -17,11 +19,30 @@ public struct XMLWriter: Sendable {
     /// - Throws: ``XMLError/invalidName(_:)`` or ``XMLError/invalidCharacter(_:in:)``.
     public func write(_ tree: XMLTree) throws(XMLError) -> String {
         var output = includesDeclaration ? #"<?xml version="1.0" encoding="UTF-8"?>"# : ""
-        try write(tree, to: &output)
+        // Depth first with a stack of open elements, not recursion: a tree of any depth is written.
+        var open: [(element: XMLTree, next: Int)] = []
+        try start(tree, to: &output, open: &open)
+        while let (element, next) = open.last {
+            guard next < element.children.count else {
+                output += "</\(element.name)>"
+                open.removeLast()
+                continue
+            }
+            open[open.count - 1].next += 1
+            switch element.children[next] {
+            case .element(let nested): try start(nested, to: &output, open: &open)
+            case .text(let text):
+                try Self.escape(text, attribute: false, context: "element \(element.name)", to: &output)
+            }
+        }
         return output
     }
 
-    private func write(_ element: XMLTree, to output: inout String) throws(XMLError) {
+    /// Writes the start tag of `element` (the whole of it, when it has no children) and, when it
+    /// has children, pushes it on `open`.
+    private func start(
+        _ element: XMLTree, to output: inout String, open: inout [(element: XMLTree, next: Int)]
+    ) throws(XMLError) {
         try Self.validateName(element.name)
         output += "<" + element.name
         for attribute in element.attributes {
@@ -30,19 +51,21 @@ public struct XMLWriter: Sendable {
             try Self.escape(attribute.value, attribute: true, context: "attribute \(attribute.name)", to: &output)
             output += "\""
         }
-        guard !element.children.isEmpty else {
+        if element.children.isEmpty {
             output += "/>"
-            return
+        } else {
+            output += ">"
+            open.append((element, 0))
         }
-        output += ">"
-        for child in element.children {
-            switch child {
-            case .element(let nested): try write(nested, to: &output)
-            case .text(let text):
-                try Self.escape(text, attribute: false, context: "element \(element.name)", to: &output)
-            }
+    }
+
+    /// Throws unless every character of `document`, read as UTF-8, is an XML 1.0 `Char`: for
+    /// documents written by others (a property list serialization writes control characters as
+    /// they are).
+    static func validateCharacters(of document: Data, context: String) throws(XMLError) {
+        for scalar in String(decoding: document, as: UTF8.self).unicodeScalars where !isXMLCharacter(scalar) {
+            throw .invalidCharacter(scalar.value, in: context)
         }
-        output += "</\(element.name)>"
     }
 
     private static func escape(

@@ -97,6 +97,9 @@ extension Requestable {
     /// - For a full-path URL whose origin (scheme, host, port) differs from the base URL's, the
     ///   configuration's headers and query parameters are not added: they may hold credentials for
     ///   the API, and must not leak to another host.
+    /// - The method and every header are checked against HTTP's grammar first (a CR LF in a value
+    ///   would split the request; on Linux, `URLRequest` would drop such a value without a word):
+    ///   a violation is ``RequestGenerationError/invalidRequest(_:)``.
     public func urlRequest(with configuration: any NetworkConfigurable) throws(RequestGenerationError) -> URLRequest {
         let fullTarget = isFullPath ? try URLBuilder.target(fullPath: path) : nil
         let sharesOrigin = fullTarget.map { URLBuilder.sameOrigin($0, configuration.baseURL) } ?? true
@@ -105,16 +108,16 @@ extension Requestable {
         if sharesOrigin, case let shared = configuration.queryParameters, !shared.isEmpty {
             parameters = shared.merging(parameters) { _, endpoint in endpoint }
         }
-        if let queryParametersEncodable {
-            do {
-                parameters.merge(try ParameterValueEncoder().encodeMembers(queryParametersEncodable)) { _, value in
-                    value
-                }
-            } catch {
-                throw .encoding(error)
+        let query: String
+        do {
+            if let queryParametersEncodable {
+                let encoder = ParameterValueEncoder(maximumDepth: queryEncoding.formEncoder.maximumDepth)
+                parameters.merge(try encoder.encodeMembers(queryParametersEncodable)) { _, value in value }
             }
+            query = try queryEncoding.query(from: parameters)
+        } catch {
+            throw .encoding(error)
         }
-        let query = queryEncoding.query(from: parameters)
         let url =
             if let fullTarget {
                 try URLBuilder.url(fullTarget, appendingQuery: query)
@@ -122,14 +125,25 @@ extension Requestable {
                 try URLBuilder.url(path: path, under: configuration.baseURL, appendingQuery: query)
             }
 
-        var request = URLRequest(url: url, timeoutInterval: timeoutInterval ?? configuration.timeoutInterval)
+        // The configuration's headers, but for those the endpoint sets, then the endpoint's.
+        let endpointHeaders = headerParameters
+        let sharedHeaders = sharesOrigin ? configuration.headers : [:]
+        guard method.isValid else { throw .invalidRequest(.invalidMethod(method.rawValue)) }
+        do {
+            for header in sharedHeaders { try header.validate() }
+            for header in endpointHeaders { try header.validate() }
+        } catch {
+            throw .invalidRequest(error)
+        }
+
+        var request = URLRequest(url: url)
+        // Assigned, not passed to the initializer: FoundationNetworking takes a timeout given at
+        // creation for unset, and uses its session's instead.
+        request.timeoutInterval = timeoutInterval ?? configuration.timeoutInterval
         // A new request's method is already GET; setting it again costs a normalization on Linux.
         if method != .get {
             request.httpMethod = method.rawValue
         }
-        // The configuration's headers, but for those the endpoint sets, then the endpoint's.
-        let endpointHeaders = headerParameters
-        let sharedHeaders = sharesOrigin ? configuration.headers : [:]
         for header in sharedHeaders where !endpointHeaders.contains(name: header.name) {
             request.add(header)
         }

@@ -72,7 +72,7 @@ public struct StringResponseDecoder: ResponseDecoder {
 }
 
 /// Why a response decoder could not produce a value.
-public enum ResponseDecodingError: Error, Hashable, Sendable, LocalizedError {
+public enum ResponseDecodingError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
     /// The decoder cannot produce the requested type.
     case unsupportedType(String, decoder: String)
     /// The body is not valid text in the given encoding.
@@ -87,4 +87,7 @@ public enum ResponseDecodingError: Error, Hashable, Sendable, LocalizedError {
             return "The response body is not valid \(encoding) text."
         }
     }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataCore
 import StrataEncoding
 
 /// Joins base URLs, paths and queries.
@@ -52,21 +53,10 @@ enum URLBuilder {
         return url
     }
 
-    /// Whether `components` has the same scheme, host and port as `url`.
+    /// Whether `components` has the same origin (scheme, host and port) as `url`.
     static func sameOrigin(_ components: URLComponents, _ url: URL) -> Bool {
-        guard let other = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return false }
-        return components.scheme?.lowercased() == other.scheme?.lowercased()
-            && components.host?.lowercased() == other.host?.lowercased()
-            && effectivePort(components) == effectivePort(other)
-    }
-
-    private static func effectivePort(_ components: URLComponents) -> Int? {
-        if let port = components.port { return port }
-        switch components.scheme?.lowercased() {
-        case "http": return 80
-        case "https": return 443
-        default: return nil
-        }
+        guard let scheme = components.scheme, let host = components.host else { return false }
+        return Origin(scheme: scheme, host: host, port: components.port).contains(url)
     }
 
     /// The path and the query of `path`, split at the first `?`; a fragment is dropped.

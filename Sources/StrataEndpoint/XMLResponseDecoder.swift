@@ -24,7 +24,7 @@ public struct XMLResponseDecoder: ResponseDecoder {
     /// - Throws: ``/StrataEncoding/XMLError`` for malformed XML or a missing SOAP body, a
     ///   `DecodingError` when the document does not match `T`.
     public func decode<T: Decodable>(_ data: Data, as type: T.Type) throws -> T {
-        var root = try XMLDecoder.parse(data)
+        var root = try XMLDecoder.parse(data, maximumDepth: decoder.maximumDepth)
         if unwrapsSOAPBody {
             guard let body = root.elements.first(where: { Self.localName($0.name) == "Body" }),
                 let content = body.elements.first

@@ -58,6 +58,9 @@ public struct DefaultNetworkService: NetworkService {
         }
 
         let acceptable = endpoint.acceptableStatusCodes ?? sessionManager.acceptableStatusCodes
+        // The configuration's headers belong to its API: a redirect to another origin drops them.
+        let endpointHeaders = endpoint.headerParameters
+        let originBound = Set(configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
         // The outcome is logged once, for the result actually delivered, before the caller sees it.
         let started = ContinuousClock.now
         logger?.log(request: request)
@@ -78,7 +81,8 @@ public struct DefaultNetworkService: NetworkService {
                     interceptor: endpoint.interceptor,
                     redirectPolicy: endpoint.redirectPolicy,
                     downloadDestination: endpoint.downloadDestination,
-                    downloadProgress: endpoint.downloadProgress
+                    downloadProgress: endpoint.downloadProgress,
+                    originBoundHeaderNames: originBound
                 )
             ) { [destination = endpoint.downloadDestination] data, response, error in
                 var result = NetworkError.result(

@@ -1,4 +1,5 @@
 import Foundation
+import StrataCore
 import StrataEncoding
 import StrataEndpoint
 import StrataSession
@@ -8,7 +9,11 @@ import StrataSession
 #endif
 
 /// Why a request did not succeed, with everything a caller needs to act on it.
-public enum NetworkError: Error, Sendable, LocalizedError {
+///
+/// Its descriptions go through ``/StrataCore/Redaction/standard``: URLs show no secret query values,
+/// headers no credentials or cookies, bodies only their size. A `URLError` it carries keeps its
+/// failing URL only as redacted text.
+public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertible, CustomDebugStringConvertible {
     /// The server answered with a status code the endpoint does not accept; the response keeps the
     /// status, headers and body (for example an error document).
     case unacceptableStatusCode(NetworkResponse)
@@ -19,7 +24,7 @@ public enum NetworkError: Error, Sendable, LocalizedError {
     /// The request was cancelled.
     case cancelled
     /// The transfer failed (connection refused or lost, DNS, TLS, a body cut short); the `URLError`
-    /// says how.
+    /// says how (its failing URL redacted).
     case transport(URLError)
     /// The response is not an HTTP response.
     case invalidResponse
@@ -27,7 +32,9 @@ public enum NetworkError: Error, Sendable, LocalizedError {
     case urlGeneration(RequestGenerationError)
     /// A query or body parameter could not be encoded.
     case encoding(ParameterEncodingError)
-    /// A redirect was not followed: too many, or a loop.
+    /// The request breaks HTTP's grammar (a CR LF in a header, say) and was not sent.
+    case invalidRequest(RequestValidationError)
+    /// A redirect was not followed: too many, a loop, a downgrade to `http`, another scheme.
     case redirect(RedirectError)
     /// Any other error, reported by a session manager, a request adapter or a retrier.
     case underlying(any Error)
@@ -66,11 +73,42 @@ public enum NetworkError: Error, Sendable, LocalizedError {
             return error.errorDescription
         case .encoding(let error):
             return error.errorDescription
+        case .invalidRequest(let error):
+            return error.errorDescription
         case .redirect(let error):
             return error.errorDescription
         case .underlying(let error):
             return error.localizedDescription
         }
+    }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
+
+    /// The case and what it carries, redacted: the response's URL, headers and body size; a
+    /// `URLError`'s code and failing URL.
+    public var debugDescription: String {
+        switch self {
+        case .unacceptableStatusCode(let response):
+            return "NetworkError.unacceptableStatusCode(\(response.debugDescription))"
+        case .notConnected: return "NetworkError.notConnected"
+        case .timedOut: return "NetworkError.timedOut"
+        case .cancelled: return "NetworkError.cancelled"
+        case .transport(let error): return "NetworkError.transport(\(Self.describe(error)))"
+        case .invalidResponse: return "NetworkError.invalidResponse"
+        case .urlGeneration(let error): return "NetworkError.urlGeneration(\(error.description))"
+        case .encoding(let error): return "NetworkError.encoding(\(error.description))"
+        case .invalidRequest(let error): return "NetworkError.invalidRequest(\(error.description))"
+        case .redirect(let error): return "NetworkError.redirect(\(error.description))"
+        case .underlying(let error as URLError): return "NetworkError.underlying(\(Self.describe(error)))"
+        case .underlying(let error): return "NetworkError.underlying(\(String(reflecting: error)))"
+        }
+    }
+
+    /// `URLError(code, failing URL redacted)`.
+    private static func describe(_ error: URLError) -> String {
+        let url = Redaction.standard.redact(error).userInfo[Redaction.failingURLStringKey] as? String
+        return "URLError(\(error.code.rawValue)" + (url.map { ", failing URL: \($0)" } ?? "") + ")"
     }
 }
 
@@ -117,6 +155,8 @@ extension NetworkError {
             self = NetworkError(error)
         case let error as RedirectError:
             self = .redirect(error)
+        case let error as RequestValidationError:
+            self = .invalidRequest(error)
         case let error as RequestGenerationError:
             self = NetworkError(error)
         case let error as ParameterEncodingError:
@@ -131,6 +171,7 @@ extension NetworkError {
         switch error {
         case .invalidURL: self = .urlGeneration(error)
         case .encoding(let encodingError): self = .encoding(encodingError)
+        case .invalidRequest(let validationError): self = .invalidRequest(validationError)
         }
     }
 
@@ -144,7 +185,8 @@ extension NetworkError {
         case .cancelled:
             self = .cancelled
         default:
-            self = .transport(error)
+            // Kept without its URL as a `URL`: its description would show secret query values.
+            self = .transport(Redaction.standard.redact(error))
         }
     }
 }

@@ -25,7 +25,8 @@ public enum NetworkLogLevel: Int, Comparable, Sendable {
     case info
     /// Also headers.
     case debug
-    /// Also bodies (text only, fields redacted) and a cURL command per request.
+    /// Also bodies (JSON, form, multipart and XML with secret fields redacted; others summarized)
+    /// and a cURL command per request.
     case verbose
 
     /// Orders levels from the least to the most verbose.
@@ -37,9 +38,11 @@ public enum NetworkLogLevel: Int, Comparable, Sendable {
 /// A ``NetworkLogger`` that writes requests and outcomes, with credentials redacted at every level.
 ///
 /// Header values of `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie` and the names
-/// in ``redaction``, query values and JSON or form body fields with secret names (`password`,
-/// `token`, `access_token`, …, and yours), and any user or password in the URL are replaced by a
-/// placeholder. Bodies that are not text are written as their size.
+/// in ``redaction``, query values and body fields with secret names (`password`, `token`,
+/// `access_token`, …, and yours) in JSON, form, multipart and XML bodies, and any user or password
+/// in the URL are replaced by a placeholder. Any other body (plain text, HTML, binary, or one that
+/// does not parse as its type says) is written as its type and size only; see
+/// ``/StrataCore/Redaction/redact(body:contentType:)``.
 ///
 /// ```swift
 /// let logger = ConsoleNetworkLogger(level: .verbose, redaction: Redaction(extraHeaderNames: ["X-Api-Key"]))
@@ -57,7 +60,7 @@ public struct ConsoleNetworkLogger: NetworkLogger {
     /// Creates a logger.
     public init(
         level: NetworkLogLevel = .info,
-        redaction: Redaction = Redaction(),
+        redaction: Redaction = .standard,
         maximumBodyLength: Int = 4096,
         output: @escaping @Sendable (String) -> Void = ConsoleNetworkLogger.writeToStandardError
     ) {
@@ -120,11 +123,9 @@ public struct ConsoleNetworkLogger: NetworkLogger {
             parts.append("-H \(Self.quoted("\(header.name): \(header.value)"))")
         }
         if let body = request.httpBody, !body.isEmpty {
-            let contentType = request.value(forHTTPHeaderField: "Content-Type")
-            if let text = redaction.redact(body: body, contentType: contentType) {
-                parts.append("--data-binary \(Self.quoted(text))")
-            } else {
-                parts.append("--data-binary @body  # \(body.count) bytes, not text")
+            switch redaction.render(body: body, contentType: request.value(forHTTPHeaderField: "Content-Type")) {
+            case .text(let text): parts.append("--data-binary \(Self.quoted(text))")
+            case .outline(let text), .summary(let text): parts.append("--data-binary @body  # \(text)")
             }
         }
         return parts.joined(separator: " \\\n  ")
@@ -139,8 +140,10 @@ public struct ConsoleNetworkLogger: NetworkLogger {
     }
 
     private func bodyText(_ body: Data, contentType: String?) -> String {
-        guard let text = redaction.redact(body: body, contentType: contentType) else {
-            return "<body: \(body.count) bytes>"
+        let text: String
+        switch redaction.render(body: body, contentType: contentType) {
+        case .summary(let summary): return summary
+        case .text(let rendered), .outline(let rendered): text = rendered
         }
         guard text.utf8.count > maximumBodyLength else { return text }
         // Cut at a byte count; a character split by the cut is shown as U+FFFD.

@@ -7,7 +7,10 @@ import StrataCore
 
 /// A complete HTTP response: status, headers and body. Successes carry one, and so does
 /// ``NetworkError/unacceptableStatusCode(_:)``, so an error body is never lost.
-public struct NetworkResponse: Hashable, Sendable {
+///
+/// Its descriptions go through ``/StrataCore/Redaction/standard``: the URL without secret query
+/// values, `Set-Cookie` and other credential headers hidden, the body as its size.
+public struct NetworkResponse: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The status code.
     public var statusCode: Int
     /// The response headers; names compare without case.
@@ -45,5 +48,23 @@ public struct NetworkResponse: Hashable, Sendable {
     /// The body as UTF-8 text, or `nil` when it is not valid UTF-8.
     public var bodyText: String? {
         String(data: body, encoding: .utf8)
+    }
+
+    /// `200 from https://…/items?api_key=<redacted> (512 bytes)`.
+    public var description: String {
+        let source = url.map { " from " + Redaction.standard.redact($0) } ?? ""
+        let content = fileURL.map { "saved to \($0.path)" } ?? "\(body.count) bytes"
+        return "\(statusCode)\(source) (\(content))"
+    }
+
+    /// Every field, redacted: `NetworkResponse(statusCode: 200, url: …, headers: [Set-Cookie: <redacted>], body: 512 bytes)`.
+    public var debugDescription: String {
+        let fields = Redaction.standard.redact(headers).map { "\($0.name): \($0.value)" }.joined(separator: ", ")
+        var parts = ["statusCode: \(statusCode)"]
+        if let url { parts.append("url: \(Redaction.standard.redact(url))") }
+        parts.append("headers: [\(fields)]")
+        parts.append("body: \(body.count) bytes")
+        if let fileURL { parts.append("fileURL: \(fileURL.path)") }
+        return "NetworkResponse(\(parts.joined(separator: ", ")))"
     }
 }

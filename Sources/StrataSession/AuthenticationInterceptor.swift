@@ -39,7 +39,7 @@ extension Authenticator {
 }
 
 /// Why an ``AuthenticationInterceptor`` could not authenticate a request.
-public enum AuthenticationError: Error, Hashable, Sendable, LocalizedError {
+public enum AuthenticationError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
     /// There is no credential to apply.
     case missingCredential
     /// The refresh did not call back within the timeout.
@@ -57,9 +57,12 @@ public enum AuthenticationError: Error, Hashable, Sendable, LocalizedError {
             return "The credential was refreshed \(count) times within \(window) s and is still rejected."
         }
     }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
 }
 
-/// Applies a credential to requests for its hosts and refreshes it when the server rejects it:
+/// Applies a credential to requests for its origins and refreshes it when the server rejects it:
 /// exactly one refresh runs however many requests fail at once; the others wait and are retried
 /// with the new credential.
 ///
@@ -67,21 +70,29 @@ public enum AuthenticationError: Error, Hashable, Sendable, LocalizedError {
 /// let auth = AuthenticationInterceptor(
 ///     authenticator: OAuthAuthenticator(tokenService: tokens),
 ///     credential: storedCredential,
-///     hosts: ["api.example.com"]
+///     origins: [Origin(scheme: "https", host: "api.example.com")]
 /// )
 /// let manager = URLSessionManager(interceptors: [auth])
 /// ```
 ///
+/// - A credential belongs to origins — scheme, host and port: a token for
+///   `https://api.example.com` goes neither to `http://api.example.com` nor to another port, and
+///   requests to other origins pass through untouched.
 /// - A request that failed with an old credential after a refresh already happened is retried
 ///   with the current one, without another refresh.
+/// - A refresh's result is applied only if the credential it refreshed is still the current one:
+///   one that finishes after ``credential`` was cleared (a sign-out) or replaced (another account)
+///   is dropped, and the requests that waited for it go on with the current credential, or fail
+///   with ``AuthenticationError/missingCredential`` when there is none.
 /// - A failed refresh fails every waiting request with its error, and every later request rejected
 ///   with the same credential, without refreshing again, until ``credential`` is set anew. A
 ///   refresh that never calls back fails them with ``AuthenticationError/refreshTimedOut(after:)``.
 /// - At most ``RefreshWindow/maximumAttempts`` refreshes run within ``RefreshWindow/interval``;
 ///   past that, requests fail with ``AuthenticationError/excessiveRefresh(count:within:)``.
-/// - Requests to other hosts pass through untouched: the credential never leaves its hosts.
 /// - A request cancelled while it waits for a refresh completes at once (its session manager sees
 ///   to that) and is not sent again.
+/// - The authenticator's methods and the credential's ``AuthenticationCredential/requiresRefresh``
+///   are called with no lock held, so they may take their time or start requests of their own.
 public final class AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
     /// How many refreshes may run within how long.
     public struct RefreshWindow: Hashable, Sendable {
@@ -97,7 +108,7 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
         }
     }
 
-    /// What a request does next, decided under the lock.
+    /// What a request does next, decided under the lock from what was found outside it.
     private enum Step {
         /// Go ahead with this credential.
         case proceed(A.Credential)
@@ -107,7 +118,14 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
         case fail(any Error)
         /// Wait for the refresh; start it with this credential unless one is already running.
         case wait(startRefresh: A.Credential?)
+        /// The credential changed while it was looked at: look again.
+        case reconsider
     }
+
+    /// A request waiting for a refresh, to adapt once it has finished.
+    private typealias WaitingAdapter = (
+        request: URLRequest, completion: @Sendable (Result<URLRequest, any Error>) -> Void
+    )
 
     private struct State: Sendable {
         var credential: A.Credential? {
@@ -120,17 +138,18 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
         var credentialVersion = 0
         /// The error of a refresh that failed for the current credential: it is not tried again.
         var failedRefresh: (version: Int, error: any Error)?
-        var isRefreshing = false
+        /// The refresh under way: its number, and the version of the credential it refreshes.
+        var refreshing: (generation: Int, version: Int)?
         var refreshGeneration = 0
-        var waitingAdapters: [@Sendable (Result<A.Credential, any Error>) -> Void] = []
+        var waitingAdapters: [WaitingAdapter] = []
         var waitingRetries: [@Sendable (RetryDecision) -> Void] = []
         var refreshTimes: [Date] = []
     }
 
     /// The authenticator.
     public let authenticator: A
-    /// The hosts (lowercased) the credential is applied to.
-    public let hosts: Set<String>
+    /// The origins the credential is applied to.
+    public let origins: Set<Origin>
     /// How long a refresh may take.
     public let refreshTimeout: TimeInterval
     /// The refresh cap.
@@ -141,64 +160,71 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
     /// - Parameters:
     ///   - authenticator: Applies and refreshes credentials.
     ///   - credential: The current credential, if there is one.
-    ///   - hosts: The hosts the credential belongs to; requests to other hosts get no credential.
+    ///   - origins: The origins (scheme, host, port) the credential belongs to; requests to others
+    ///     get no credential.
     ///   - refreshTimeout: How long a refresh may take before waiting requests fail.
     ///   - refreshWindow: How many refreshes may run within how long.
     public init(
         authenticator: A,
         credential: A.Credential?,
-        hosts: Set<String>,
+        origins: Set<Origin>,
         refreshTimeout: TimeInterval = 30,
         refreshWindow: RefreshWindow = RefreshWindow()
     ) {
         self.authenticator = authenticator
-        self.hosts = Set(hosts.map { $0.lowercased() })
+        self.origins = origins
         self.refreshTimeout = refreshTimeout
         self.refreshWindow = refreshWindow
         self.state = Locked(State(credential: credential))
     }
 
-    /// The current credential; setting it (after a sign-in, say) does not start a refresh.
+    /// The current credential; setting it (after a sign-in, say) does not start a refresh, and a
+    /// refresh already under way for the previous one is then dropped.
     public var credential: A.Credential? {
         get { state.withLock { $0.credential } }
         set { state.withLock { $0.credential = newValue } }
     }
 
     private func belongs(_ request: URLRequest) -> Bool {
-        request.url?.host.map { hosts.contains($0.lowercased()) } ?? false
+        request.url.flatMap(Origin.init).map(origins.contains) ?? false
     }
 
-    /// Applies the credential, after a refresh if it requires one; other hosts pass through.
+    /// The credential and its version, read under the lock.
+    private var current: (credential: A.Credential?, version: Int) {
+        state.withLock { ($0.credential, $0.credentialVersion) }
+    }
+
+    /// Applies the credential, after a refresh if it requires one; other origins pass through.
     public func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
         guard belongs(request) else { return completion(.success(request)) }
-        let authenticator = self.authenticator
-        let apply: @Sendable (Result<A.Credential, any Error>) -> Void = { result in
-            completion(
-                result.map { credential in
-                    var request = request
-                    authenticator.apply(credential, to: &request)
-                    return request
+        var next = Step.reconsider
+        while case .reconsider = next {
+            let (credential, version) = current
+            // Asked outside the lock: a credential's own code may take its time.
+            let requiresRefresh = credential?.requiresRefresh ?? false
+            next = state.withLock { state -> Step in
+                guard state.credentialVersion == version else { return .reconsider }
+                guard let credential else { return .fail(AuthenticationError.missingCredential) }
+                if state.refreshing != nil {
+                    state.waitingAdapters.append((request, completion))
+                    return .wait(startRefresh: nil)
                 }
-            )
-        }
-        let next = state.withLock { state -> Step in
-            guard let credential = state.credential else { return .fail(AuthenticationError.missingCredential) }
-            if state.isRefreshing {
-                state.waitingAdapters.append(apply)
-                return .wait(startRefresh: nil)
+                guard requiresRefresh else { return .proceed(credential) }
+                if let failed = state.failedRefresh, failed.version == version {
+                    return .fail(failed.error)
+                }
+                state.waitingAdapters.append((request, completion))
+                return .wait(startRefresh: credential)
             }
-            guard credential.requiresRefresh else { return .proceed(credential) }
-            if let failed = state.failedRefresh, failed.version == state.credentialVersion {
-                return .fail(failed.error)
-            }
-            state.waitingAdapters.append(apply)
-            return .wait(startRefresh: credential)
         }
         switch next {
-        case .proceed(let credential): apply(.success(credential))
+        case .proceed(let credential):
+            var request = request
+            authenticator.apply(credential, to: &request)
+            completion(.success(request))
         case .fail(let error): completion(.failure(error))
-        case .retry: apply(.failure(AuthenticationError.missingCredential))
         case .wait(let credential): if let credential { refresh(credential) }
+        case .retry, .reconsider: completion(.failure(AuthenticationError.missingCredential))
         }
     }
 
@@ -208,36 +234,44 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
         guard belongs(failure.request), authenticator.isAuthenticationFailure(failure) else {
             return completion(.doNotRetry)
         }
-        let next = state.withLock { state -> Step in
-            guard let credential = state.credential else { return .fail(AuthenticationError.missingCredential) }
-            if state.isRefreshing {
+        var next = Step.reconsider
+        while case .reconsider = next {
+            let (credential, version) = current
+            // Asked outside the lock: the authenticator's own code may take its time.
+            let sentWithCurrent = credential.map { authenticator.isRequest(failure.request, authenticatedWith: $0) }
+            next = state.withLock { state -> Step in
+                guard state.credentialVersion == version else { return .reconsider }
+                guard let credential else { return .fail(AuthenticationError.missingCredential) }
+                if state.refreshing != nil {
+                    state.waitingRetries.append(completion)
+                    return .wait(startRefresh: nil)
+                }
+                guard sentWithCurrent == true else { return .retry }
+                if let failed = state.failedRefresh, failed.version == version {
+                    return .fail(failed.error)
+                }
                 state.waitingRetries.append(completion)
-                return .wait(startRefresh: nil)
+                return .wait(startRefresh: credential)
             }
-            guard authenticator.isRequest(failure.request, authenticatedWith: credential) else { return .retry }
-            if let failed = state.failedRefresh, failed.version == state.credentialVersion {
-                return .fail(failed.error)
-            }
-            state.waitingRetries.append(completion)
-            return .wait(startRefresh: credential)
         }
         switch next {
         case .retry, .proceed: completion(.retry)
         case .fail(let error): completion(.doNotRetryWithError(error))
         case .wait(let credential): if let credential { refresh(credential) }
+        case .reconsider: completion(.doNotRetry)
         }
     }
 
     /// Starts the one refresh (the caller has already queued itself and set nothing else).
     private func refresh(_ credential: A.Credential) {
         let generation = state.withLock { state -> Int? in
-            guard !state.isRefreshing else { return nil }
+            guard state.refreshing == nil else { return nil }
             let now = Date()
             state.refreshTimes.removeAll { now.timeIntervalSince($0) > refreshWindow.interval }
             guard state.refreshTimes.count < refreshWindow.maximumAttempts else { return -1 }
             state.refreshTimes.append(now)
-            state.isRefreshing = true
             state.refreshGeneration += 1
+            state.refreshing = (state.refreshGeneration, state.credentialVersion)
             return state.refreshGeneration
         }
         guard let generation else { return }
@@ -257,16 +291,20 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
 
     /// Ends refresh `generation` (or, with `nil`, fails whoever waits without a refresh having
     /// started) and answers every waiting request; later calls for the same generation do nothing.
+    ///
+    /// The result counts only if the credential it refreshed is still the current one. Otherwise it
+    /// is dropped, and the waiting requests go on as if they had just arrived: with the current
+    /// credential, or failing for want of one.
     private func finishRefresh(generation: Int?, with result: Result<A.Credential, any Error>) {
-        let waiting = state.withLock {
-            state -> (
-                adapters: [@Sendable (Result<A.Credential, any Error>) -> Void],
-                retries: [@Sendable (RetryDecision) -> Void]
-            )? in
+        let finished = state.withLock {
+            state -> (adapters: [WaitingAdapter], retries: [@Sendable (RetryDecision) -> Void], isStale: Bool)? in
+            var isStale = false
             if let generation {
-                guard state.isRefreshing, state.refreshGeneration == generation else { return nil }
-                state.isRefreshing = false
+                guard let refreshing = state.refreshing, refreshing.generation == generation else { return nil }
+                state.refreshing = nil
+                isStale = refreshing.version != state.credentialVersion
                 switch result {
+                case _ where isStale: break
                 case .success(let credential): state.credential = credential
                 case .failure(let error): state.failedRefresh = (state.credentialVersion, error)
                 }
@@ -275,15 +313,24 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
                 state.waitingAdapters = []
                 state.waitingRetries = []
             }
-            return (state.waitingAdapters, state.waitingRetries)
+            return (state.waitingAdapters, state.waitingRetries, isStale)
         }
-        guard let waiting else { return }
-        for adapter in waiting.adapters {
-            adapter(result)
-        }
-        for retry in waiting.retries {
+        guard let finished else { return }
+        for waiting in finished.adapters {
             switch result {
-            case .success: retry(.retry)
+            case _ where finished.isStale:
+                adapt(waiting.request, completion: waiting.completion)
+            case .success(let credential):
+                var request = waiting.request
+                authenticator.apply(credential, to: &request)
+                waiting.completion(.success(request))
+            case .failure(let error):
+                waiting.completion(.failure(error))
+            }
+        }
+        for retry in finished.retries {
+            switch result {
+            case _ where finished.isStale, .success: retry(.retry)
             case .failure(let error): retry(.doNotRetryWithError(error))
             }
         }

@@ -9,11 +9,14 @@ import StrataCore
 ///
 /// By default a field the request already has is kept, so an endpoint can still override it; pass
 /// `replacingExisting: true` to always send the adapter's value. A name listed more than once is
-/// sent with every value.
+/// sent with every value. Fields that are secrets (an API key) belong to an origin: give `origins`,
+/// and requests elsewhere — a redirect to another host among them — do not get them. A field that
+/// breaks HTTP's grammar fails the request with a ``/StrataCore/RequestValidationError``.
 ///
 /// ```swift
 /// let manager = URLSessionManager(adapters: [
-///     HeadersAdapter(["User-Agent": "Shop/2.1", "Accept-Language": "en"])
+///     HeadersAdapter(["User-Agent": "Shop/2.1", "Accept-Language": "en"]),
+///     HeadersAdapter(["X-Api-Key": apiKey], origins: [Origin(scheme: "https", host: "api.example.com")]),
 /// ])
 /// ```
 public struct HeadersAdapter: RequestAdapter {
@@ -21,18 +24,29 @@ public struct HeadersAdapter: RequestAdapter {
     public let headers: HTTPHeaders
     /// Whether the adapter's value replaces a field the request already has.
     public let replacingExisting: Bool
+    /// The origins whose requests get the fields; `nil` for every request.
+    public let origins: Set<Origin>?
 
-    /// An adapter adding `headers`.
-    public init(_ headers: HTTPHeaders, replacingExisting: Bool = false) {
+    /// An adapter adding `headers` to requests to `origins` (by default, to every request).
+    public init(_ headers: HTTPHeaders, replacingExisting: Bool = false, origins: Set<Origin>? = nil) {
         self.headers = headers
         self.replacingExisting = replacingExisting
+        self.origins = origins
     }
 
-    /// The request with the fields added.
+    /// The request with the fields added, if it goes to one of ``origins``.
     public func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        if let origins, !(request.url.flatMap(Origin.init).map(origins.contains) ?? false) {
+            return completion(.success(request))
+        }
         var adapted = request
         var written = Set<String>()
         for field in headers {
+            do {
+                try field.validate()
+            } catch {
+                return completion(.failure(error))
+            }
             let name = field.name.lowercased()
             if written.contains(name) {
                 adapted.addValue(field.value, forHTTPHeaderField: field.name)

@@ -61,6 +61,10 @@ public struct SessionRequestOptions: Sendable {
     /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each
     /// attempt).
     public var downloadProgress: (@Sendable (Progress) -> Void)?
+    /// Names of headers that belong to the request's origin rather than to the request — those of a
+    /// configuration shared by every request to one API. A redirect to another origin removes them,
+    /// as it removes credentials (see ``RedirectPolicy``).
+    public var originBoundHeaderNames: Set<String>
 
     /// Creates options.
     public init(
@@ -69,7 +73,8 @@ public struct SessionRequestOptions: Sendable {
         interceptor: (any RequestInterceptor)? = nil,
         redirectPolicy: RedirectPolicy? = nil,
         downloadDestination: URL? = nil,
-        downloadProgress: (@Sendable (Progress) -> Void)? = nil
+        downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+        originBoundHeaderNames: Set<String> = []
     ) {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.redirectPolicy = redirectPolicy
@@ -77,11 +82,12 @@ public struct SessionRequestOptions: Sendable {
         self.downloadProgress = downloadProgress
         self.uploadProgress = uploadProgress
         self.interceptor = interceptor
+        self.originBoundHeaderNames = originBoundHeaderNames
     }
 }
 
 /// Failures a session manager reports that are not `URLError`s.
-public enum SessionError: Error, Hashable, Sendable, LocalizedError {
+public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
     /// The server answered with a status code that is not acceptable.
     case unacceptableStatusCode(Int)
     /// The response is not an HTTP response.
@@ -100,4 +106,7 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError {
             return "The connection ended after \(received) of \(expected) announced body bytes."
         }
     }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
 }

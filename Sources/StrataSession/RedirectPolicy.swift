@@ -5,13 +5,29 @@ import StrataCore
     import FoundationNetworking
 #endif
 
-/// What a ``URLSessionManager`` does when a server redirects.
+/// What a ``URLSessionManager`` does when a server redirects (`301`, `302`, `303`, `307`, `308`
+/// with a `Location`).
 ///
-/// Whatever the policy, Strata first makes the next request safe: when the redirect changes
-/// scheme, host or port, `Authorization`, `Proxy-Authorization` and `Cookie` are removed (Linux
-/// would copy them to any host), and a `307` or `308` keeps the method and body (Linux drops the
-/// body). A redirect to a URL already visited, or one more than ``maximumRedirects``, fails the
-/// request with a ``RedirectError``.
+/// Strata follows redirects itself, not the loading system, and makes each next request safe before
+/// the policy sees it:
+///
+/// - **Method and body.** `307` and `308` keep the method and the body (a body on disk is uploaded
+///   again from its file); `303` turns any method but `HEAD` into `GET`, and `301` and `302` turn
+///   `POST` into `GET`, as browsers do; a request that becomes a `GET` loses its body and the
+///   headers that describe it.
+/// - **Origins.** The next request is built from the request as the caller made it, before any
+///   adapter ran, and the adapters and interceptors run again for it. When the redirect changes
+///   origin (scheme, host or port), every header ``/StrataCore/Redaction`` calls a credential
+///   (`Authorization`, `Proxy-Authorization`, `Cookie`, and the manager's own names) and every
+///   header of the configuration (``SessionRequestOptions/originBoundHeaderNames``) is removed: only
+///   what the caller set for this one request goes on, and a credential is applied again only by an
+///   adapter that knows the new origin (``AuthenticationInterceptor`` does).
+/// - **Schemes.** A redirect from `https` to `http` fails with ``RedirectError/insecureRedirect(from:to:)``
+///   unless ``allowsInsecureRedirects``, and one to a scheme outside ``allowedSchemes`` (`file:`,
+///   `ftp:`) with ``RedirectError/unsupportedScheme(_:)``.
+/// - **Loops and chains.** A redirect back to a request already made (the same method and URL),
+///   or one more than ``maximumRedirects``, fails with ``RedirectError``; so does a `Location` that
+///   is not a URL.
 ///
 /// ```swift
 /// URLSessionManager(redirectPolicy: .follow)                       // the default
@@ -20,78 +36,105 @@ import StrataCore
 ///     next.url?.host == "api.example.com" ? next : nil
 /// })
 /// ```
+///
+/// A decision runs after Strata has released its own locks, so it may start other requests.
 public struct RedirectPolicy: Sendable {
     /// Decides on the next request (already made safe): return it, a changed one, or `nil` to stop
-    /// and take the redirect response as the final one.
+    /// and take the redirect response as the final one. A request it sends to yet another origin is
+    /// made safe again, and its URL is held to the same scheme rules.
     public typealias Decision = @Sendable (_ next: URLRequest, _ response: HTTPURLResponse) -> URLRequest?
 
     /// The most redirects one request follows.
     public var maximumRedirects: Int
-    private let decide: Decision
+    /// Whether a redirect may lead from `https` to `http`. `false` by default.
+    public var allowsInsecureRedirects: Bool
+    /// The schemes (lowercased) a redirect may lead to. `http` and `https` by default.
+    public var allowedSchemes: Set<String>
+    /// The decision, or `nil` for a policy that follows nothing.
+    let decide: Decision?
 
     /// A policy with its own decision.
-    public init(maximumRedirects: Int = 10, decide: @escaping Decision) {
+    public init(
+        maximumRedirects: Int = 10,
+        allowsInsecureRedirects: Bool = false,
+        allowedSchemes: Set<String> = ["http", "https"],
+        decide: @escaping Decision
+    ) {
+        self.init(
+            maximumRedirects: maximumRedirects, allowsInsecureRedirects: allowsInsecureRedirects,
+            allowedSchemes: allowedSchemes, decision: decide)
+    }
+
+    private init(
+        maximumRedirects: Int, allowsInsecureRedirects: Bool, allowedSchemes: Set<String>, decision: Decision?
+    ) {
         self.maximumRedirects = maximumRedirects
-        self.decide = decide
+        self.allowsInsecureRedirects = allowsInsecureRedirects
+        self.allowedSchemes = Set(allowedSchemes.map { $0.lowercased() })
+        self.decide = decision
     }
 
     /// Follows every redirect (made safe), up to 10.
     public static let follow = RedirectPolicy { next, _ in next }
-    /// Follows no redirect: the 3xx response is the result.
-    public static let doNotFollow = RedirectPolicy { _, _ in nil }
+    /// Follows no redirect: the 3xx response is the result, whatever its `Location`.
+    public static let doNotFollow = RedirectPolicy(
+        maximumRedirects: 0, allowsInsecureRedirects: false, allowedSchemes: [], decision: nil)
 
     /// Follows redirects as `decide` says, up to `maximumRedirects`.
-    public static func custom(maximumRedirects: Int = 10, _ decide: @escaping Decision) -> RedirectPolicy {
-        RedirectPolicy(maximumRedirects: maximumRedirects, decide: decide)
+    public static func custom(
+        maximumRedirects: Int = 10, allowsInsecureRedirects: Bool = false, _ decide: @escaping Decision
+    ) -> RedirectPolicy {
+        RedirectPolicy(
+            maximumRedirects: maximumRedirects, allowsInsecureRedirects: allowsInsecureRedirects, decide: decide)
     }
 
-    /// The header fields removed from a redirect that changes origin.
-    public static let credentialHeaderNames = ["Authorization", "Proxy-Authorization", "Cookie"]
-
-    /// The request to send for a redirect from `previous`, given what the loading system proposes:
-    /// credentials removed across origins, method and body kept for `307` and `308`; then the
-    /// policy's decision.
-    func nextRequest(after previous: URLRequest, response: HTTPURLResponse, proposed: URLRequest) -> URLRequest? {
-        var next = proposed
-        if [307, 308].contains(response.statusCode) {
-            next.httpMethod = previous.httpMethod
-            if let body = previous.httpBody {
-                next.httpBody = body
-            }
-            for name in ["Content-Type", "Content-Length"] where next.value(forHTTPHeaderField: name) == nil {
-                next.setValue(previous.value(forHTTPHeaderField: name), forHTTPHeaderField: name)
-            }
+    /// Throws unless a redirect may lead from `previous` to `next` by scheme.
+    func check(from previous: URL?, to next: URL) throws(RedirectError) {
+        let scheme = next.scheme?.lowercased() ?? ""
+        guard allowedSchemes.contains(scheme) else { throw .unsupportedScheme(next) }
+        if previous?.scheme?.lowercased() == "https", scheme == "http", !allowsInsecureRedirects {
+            throw .insecureRedirect(from: previous ?? next, to: next)
         }
-        if !Self.sameOrigin(previous.url, next.url) {
-            for name in Self.credentialHeaderNames {
-                next.setValue(nil, forHTTPHeaderField: name)
-            }
-        }
-        return decide(next, response)
-    }
-
-    static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
-        func origin(_ url: URL?) -> (String, String, Int)? {
-            guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-            return (scheme, host, url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1))
-        }
-        guard let left = origin(lhs), let right = origin(rhs) else { return false }
-        return left == right
     }
 }
 
 /// Why a redirect was not followed.
-public enum RedirectError: Error, Hashable, Sendable, LocalizedError {
+public enum RedirectError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
     /// More redirects than the policy allows.
     case tooManyRedirects(maximum: Int)
-    /// A redirect to a URL this request already visited.
+    /// A redirect back to a request this one already made (the same method and URL).
     case loop(URL)
+    /// A redirect from `https` to `http`, which the policy does not allow.
+    case insecureRedirect(from: URL, to: URL)
+    /// A redirect to a scheme the policy does not allow (`file:`, `ftp:`, …).
+    case unsupportedScheme(URL)
+    /// A `Location` that is not a URL with a host.
+    case invalidLocation(String)
+    /// A `307` or `308` asks for the body again, but it was a stream that cannot be read twice.
+    case bodyNotReplayable
 
-    /// A sentence saying what happened.
+    /// A sentence saying what happened; URLs are shown with secret query values redacted.
     public var errorDescription: String? {
+        let redaction = Redaction.standard
         switch self {
-        case .tooManyRedirects(let maximum): return "The server redirected more than \(maximum) times."
-        case .loop(let url): return "The server redirected in a loop, back to \(url.absoluteString)."
+        case .tooManyRedirects(let maximum):
+            return "The server redirected more than \(maximum) times."
+        case .loop(let url):
+            return "The server redirected in a loop, back to \(redaction.redact(url))."
+        case .insecureRedirect(let from, let to):
+            return "The server redirected from \(redaction.redact(from)) to \(redaction.redact(to)), "
+                + "from https down to http, which the redirect policy does not allow."
+        case .unsupportedScheme(let url):
+            return "The server redirected to \(redaction.redact(url)), whose scheme the redirect policy does not allow."
+        case .invalidLocation(let location):
+            return
+                "The server redirected to \(redaction.redact(urlText: location).debugDescription), which is not a URL."
+        case .bodyNotReplayable:
+            return "The server asked for the request body again on a redirect, but the body was a stream that "
+                + "cannot be read twice."
         }
     }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
 }

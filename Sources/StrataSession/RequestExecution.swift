@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import StrataCore
 
@@ -5,16 +6,37 @@ import StrataCore
     import FoundationNetworking
 #endif
 
-/// One request through a ``URLSessionManager``: adapt, send, validate, and retry as decided, until
-/// it succeeds, fails for good, or is cancelled.
+/// One request through a ``URLSessionManager``: adapt, check, send, follow redirects, validate, and
+/// retry as decided, until it succeeds, fails for good, or is cancelled.
+///
+/// Each attempt — from its first byte sent to the last byte of its final response, redirects
+/// included — ends by the request's `timeoutInterval`, on a timer of Strata's own: a server that
+/// never answers, stops after `100 Continue` or trickles a body forever fails with
+/// `URLError(.timedOut)`, which the retriers then judge like any other failure.
 final class RequestExecution: Sendable {
     private typealias Outcome = (data: Data?, response: URLResponse?, error: (any Error)?)
 
+    /// One request of a chain of redirects: the request as the caller made it for this hop (before
+    /// adapters, which run again for every hop), the requests made before, and how many redirects
+    /// led here.
+    private struct Hop: Sendable {
+        var base: URLRequest
+        var visited: Set<String> = []
+        var redirects = 0
+    }
+
     private struct State: Sendable {
-        var attemptCount = 0
-        /// Tasks sent so far, redirects' included.
-        var sendCount = 0
+        /// The attempt under way (1 after the first).
+        var attempt = 0
+        /// Whether the attempt has ended: by its outcome, its deadline or cancellation.
+        var attemptEnded = true
+        /// Advances whenever something the attempt waits for (an adaptation, a task) starts or is
+        /// consumed: a callback that finds it changed belongs to a step already over.
+        var step = 0
         var task: URLSessionTask?
+        var deadline: Deadline?
+        /// The last request sent, for a failure that ends an attempt before an answer.
+        var lastSent: URLRequest?
     }
 
     let token = CancellationToken()
@@ -24,6 +46,7 @@ final class RequestExecution: Sendable {
     private let uploadProgress: (@Sendable (Progress) -> Void)?
     private let interceptor: Interceptor
     private let redirectPolicy: RedirectPolicy
+    private let originBoundHeaderNames: Set<String>
     private let download: (destination: URL, progress: (@Sendable (Progress) -> Void)?)?
     private let startDate = Date()
     private let completion: CompletionOnce<Outcome>
@@ -41,6 +64,7 @@ final class RequestExecution: Sendable {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = options.uploadProgress
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
+        self.originBoundHeaderNames = Set(options.originBoundHeaderNames.map { $0.lowercased() })
         self.download = options.downloadDestination.map { ($0, options.downloadProgress) }
         // The manager's chain, then the request's own interceptor, if it has one.
         self.interceptor =
@@ -53,20 +77,12 @@ final class RequestExecution: Sendable {
         // when an adapter or retrier has dropped its callback, and no cycle outlives the request.
         token.onCancel { [weak self, completion] in
             completion.complete((nil, nil, URLError(.cancelled)))
-            self?.stopWork()
+            _ = self?.endAttempt()
         }
         attempt()
     }
 
-    private func stopWork() {
-        let task = state.withLock { state in
-            defer { state.task = nil }
-            return state.task
-        }
-        if let task {
-            core.delegate.cancel(task, in: core.session)
-        }
-    }
+    // MARK: - Attempts and steps
 
     private func attempt() {
         guard !token.isCancelled else { return }
@@ -74,28 +90,88 @@ final class RequestExecution: Sendable {
             completion.complete((nil, nil, URLError(.notConnectedToInternet)))
             return
         }
-        interceptor.adapt(original) { [self] result in
-            guard !token.isCancelled else { return }
+        let step = state.withLock { state -> Int in
+            state.attempt += 1
+            state.attemptEnded = false
+            state.step += 1
+            return state.step
+        }
+        adapt(Hop(base: original), step: step)
+    }
+
+    /// The next step of the attempt under way, or `nil` if it has ended (or the request was cancelled).
+    private func nextStep() -> Int? {
+        state.withLock { state -> Int? in
+            guard !state.attemptEnded, !token.isCancelled else { return nil }
+            state.step += 1
+            return state.step
+        }
+    }
+
+    /// Whether `step` is the current one, which it then consumes; `false` for a step already over.
+    private func consume(_ step: Int) -> Bool {
+        state.withLock { state -> Bool in
+            guard state.step == step, !state.attemptEnded, !token.isCancelled else { return false }
+            state.step += 1
+            state.task = nil
+            return true
+        }
+    }
+
+    /// Ends attempt `attempt` (by default, the one under way) if it has not ended yet: its deadline
+    /// stops, and its task, if one runs, is cancelled.
+    /// - Returns: The request the attempt sent last, if this call ended it; `nil` if it had ended.
+    private func endAttempt(_ attempt: Int? = nil) -> URLRequest? {
+        let ended = state.withLock { state -> (URLSessionTask?, Deadline?, URLRequest)? in
+            guard !state.attemptEnded, attempt.map({ $0 == state.attempt }) ?? true else { return nil }
+            state.attemptEnded = true
+            state.step += 1
+            defer { (state.task, state.deadline) = (nil, nil) }
+            return (state.task, state.deadline, state.lastSent ?? original)
+        }
+        guard let (task, deadline, request) = ended else { return nil }
+        deadline?.cancel()
+        if let task {
+            core.delegate.cancel(task, in: core.session)
+        }
+        return request
+    }
+
+    /// The attempt's deadline has passed: whatever it was waiting for, it fails with a timeout.
+    private func deadlinePassed(attempt: Int) {
+        guard let request = endAttempt(attempt) else { return }
+        judge(request, (nil, nil, URLError(.timedOut)))
+    }
+
+    // MARK: - One hop: adapt, check, send
+
+    private func adapt(_ hop: Hop, step: Int) {
+        interceptor.adapt(hop.base) { [self] result in
+            guard consume(step) else { return }
             switch result {
-            case .success(let request): send(request)
-            case .failure(let error): completion.complete((nil, nil, error))
+            case .success(let request): send(request, hop: hop)
+            case .failure(let error): fail(error)
             }
         }
     }
 
-    /// Sends `adapted` as a new task: a new attempt, or (with `visited`, the URLs earlier redirects
-    /// led to) the continuation of the current one after a redirect.
-    private func send(_ adapted: URLRequest, visited: Set<URL>? = nil) {
+    /// Sends `adapted` as a new task, unless it breaks HTTP's grammar.
+    private func send(_ adapted: URLRequest, hop: Hop) {
+        do {
+            try Self.validate(adapted)
+        } catch {
+            return fail(error)
+        }
         var request = adapted
+        // FoundationNetworking truncates a timeout to whole seconds (so one under a second would be
+        // none), takes one given at creation for unset, and traps on one too large for its integer
+        // milliseconds: it gets whole seconds from one to a year, always assigned. Strata's own
+        // deadline keeps the exact value.
         #if canImport(FoundationNetworking)
-            // FoundationNetworking truncates a request's timeout to whole seconds, so a timeout
-            // under one second would become none at all: round up instead.
-            let timeout = max(1, request.timeoutInterval.rounded(.up))
-            if request.timeoutInterval != timeout {
-                request.timeoutInterval = timeout
-            }
+            request.timeoutInterval = min(max(1, request.timeoutInterval.rounded(.up)), Self.longestPlatformTimeout)
+        #else
+            request.timeoutInterval = min(request.timeoutInterval, Self.longestPlatformTimeout)
         #endif
-        let sent = request
         let task: URLSessionTask
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
@@ -106,48 +182,169 @@ final class RequestExecution: Sendable {
         } else {
             task = core.session.dataTask(with: request)
         }
-        // Counted before the task runs: its outcome can arrive, be judged by the retriers with this
-        // count, and even start the next task, before `resume()` has returned.
-        let sending = state.withLock { state -> Int in
-            if visited == nil { state.attemptCount += 1 }
-            state.sendCount += 1
-            return state.sendCount
+        // The step is taken before the task runs: its outcome can arrive, and even start the next
+        // task, before `resume()` has returned.
+        let claimed = state.withLock { state -> (step: Int, attempt: Int, startsDeadline: Bool)? in
+            guard !state.attemptEnded, !token.isCancelled else { return nil }
+            state.step += 1
+            state.lastSent = adapted
+            return (state.step, state.attempt, state.deadline == nil)
         }
-        core.delegate.register(
-            task,
-            uploadProgress: uploadProgress,
-            redirectPolicy: redirectPolicy,
-            download: download,
-            visited: visited ?? []
-        ) {
-            [self] outcome in
-            switch outcome {
-            case .completed(let data, let response, let error):
-                handle(request: sent, outcome: (data, response, error))
-            case .redirect(let next, let visited):
-                guard !token.isCancelled else { return }
-                send(next, visited: visited)
-            }
+        guard let (step, attempt, startsDeadline) = claimed else { return }
+        if startsDeadline {
+            startDeadline(after: adapted.timeoutInterval, attempt: attempt)
+        }
+        core.delegate.register(task, uploadProgress: uploadProgress, download: download) {
+            [self] data, response, error in
+            guard consume(step) else { return }
+            arrived((data, response, error), for: adapted, hop: hop)
         }
         // The task becomes visible to cancellation only once resumed, so it is never cancelled
         // before it started (which would leave it neither running nor completed).
         task.resume()
-        let cancelled = state.withLock { state -> Bool in
-            // Unless a later send (a retry, a redirect) has already taken over.
-            if state.sendCount == sending { state.task = task }
-            return token.isCancelled
+        let isCurrent = state.withLock { state -> Bool in
+            guard state.step == step, !state.attemptEnded else { return false }
+            state.task = task
+            return true
         }
-        if cancelled {
+        if !isCurrent {
+            // Cancelled, timed out or already answered meanwhile; cancelling a finished task does nothing.
             core.delegate.cancel(task, in: core.session)
         }
     }
 
-    private func handle(request: URLRequest, outcome: Outcome) {
-        guard !token.isCancelled else { return }
-        let attemptCount = state.withLock { state in
-            state.task = nil
-            return state.attemptCount
+    /// Starts the deadline of attempt `attempt`, unless the attempt has ended meanwhile.
+    private func startDeadline(after timeout: TimeInterval, attempt: Int) {
+        guard let deadline = Deadline(after: timeout, { [weak self] in self?.deadlinePassed(attempt: attempt) }) else {
+            return
         }
+        let late = state.withLock { state -> Bool in
+            guard state.attempt == attempt, !state.attemptEnded else { return true }
+            state.deadline = deadline
+            return false
+        }
+        if late {
+            deadline.cancel()
+        }
+    }
+
+    /// Throws unless the request can go on the wire as it is: a positive timeout, a token for a
+    /// method, tokens for header names and no control characters in header values (RFC 9110).
+    private static func validate(_ request: URLRequest) throws(RequestValidationError) {
+        let method = request.httpMethod ?? HTTPMethod.get.rawValue
+        guard HTTPMethod(rawValue: method).isValid else { throw .invalidMethod(method) }
+        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            try HTTPHeader(name: name, value: value).validate()
+        }
+        guard request.timeoutInterval > 0 else { throw .invalidTimeout(request.timeoutInterval) }
+    }
+
+    /// A year: the longest timeout handed to the loading system.
+    private static let longestPlatformTimeout: TimeInterval = 31_536_000
+
+    // MARK: - Outcomes
+
+    /// A task's outcome for `request`: a redirect to follow, or the attempt's outcome.
+    private func arrived(_ outcome: Outcome, for request: URLRequest, hop: Hop) {
+        guard outcome.error == nil, let response = outcome.response as? HTTPURLResponse,
+            [301, 302, 303, 307, 308].contains(response.statusCode),
+            response.value(forHTTPHeaderField: "Location") != nil,
+            let decide = redirectPolicy.decide
+        else { return finish(outcome) }
+        do {
+            var next = try nextHop(after: hop, sent: request, response: response)
+            // The policy decides with no lock held: it may start requests of its own.
+            guard let decided = decide(next.base, response) else { return finish(outcome) }
+            if decided.url != next.base.url {
+                guard let url = decided.url else { throw RedirectError.invalidLocation("") }
+                try redirectPolicy.check(from: request.url, to: url)
+                guard url.host?.isEmpty == false else { throw RedirectError.invalidLocation(url.absoluteString) }
+            }
+            next.base = decided
+            if !Origin.sameOrigin(decided.url, request.url) {
+                removeOriginBoundHeaders(from: &next.base)
+            }
+            guard let step = nextStep() else { return }
+            adapt(next, step: step)
+        } catch {
+            finish((outcome.data, outcome.response, error))
+        }
+    }
+
+    /// The next request of a redirect from `sent`, made safe (see ``RedirectPolicy``).
+    private func nextHop(after hop: Hop, sent: URLRequest, response: HTTPURLResponse) throws -> Hop {
+        let location = response.value(forHTTPHeaderField: "Location") ?? ""
+        guard let url = URL(string: location, relativeTo: response.url ?? sent.url)?.absoluteURL else {
+            throw RedirectError.invalidLocation(location)
+        }
+        try redirectPolicy.check(from: sent.url, to: url)
+        guard url.host?.isEmpty == false else { throw RedirectError.invalidLocation(location) }
+        guard hop.redirects < redirectPolicy.maximumRedirects else {
+            throw RedirectError.tooManyRedirects(maximum: redirectPolicy.maximumRedirects)
+        }
+        var next = Hop(base: hop.base, visited: hop.visited, redirects: hop.redirects + 1)
+        if next.visited.isEmpty {
+            next.visited.insert(Self.visit(hop.base.httpMethod, sent.url))
+        }
+        next.base.url = url
+        let method = hop.base.httpMethod ?? HTTPMethod.get.rawValue
+        let becomesGet =
+            (response.statusCode == 303 && method != HTTPMethod.head.rawValue)
+            || ([301, 302].contains(response.statusCode) && method == HTTPMethod.post.rawValue)
+        if becomesGet {
+            next.base.httpMethod = HTTPMethod.get.rawValue
+            next.base.httpBody = nil
+            next.base.httpBodyStream = nil
+            for name in Self.bodyHeaderNames {
+                next.base.setValue(nil, forHTTPHeaderField: name)
+            }
+        } else if let stream = next.base.httpBodyStream, !(stream is FileBodyStream) {
+            throw RedirectError.bodyNotReplayable
+        }
+        guard next.visited.insert(Self.visit(next.base.httpMethod, url)).inserted else {
+            throw RedirectError.loop(url)
+        }
+        if !Origin.sameOrigin(url, sent.url) {
+            removeOriginBoundHeaders(from: &next.base)
+        }
+        return next
+    }
+
+    /// The headers that describe a body, removed with it when a redirect turns a request into a `GET`.
+    private static let bodyHeaderNames = [
+        "Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location",
+    ]
+
+    /// How a request made on the way is remembered, to tell a loop.
+    private static func visit(_ method: String?, _ url: URL?) -> String {
+        "\(method ?? HTTPMethod.get.rawValue) \(url?.absoluteString ?? "")"
+    }
+
+    /// Removes what must not leave an origin: the headers the manager's redaction calls credentials
+    /// and the request's origin-bound (configuration) headers.
+    private func removeOriginBoundHeaders(from request: inout URLRequest) {
+        for name in (request.allHTTPHeaderFields ?? [:]).keys
+        where core.redaction.hidesHeader(named: name) || originBoundHeaderNames.contains(name.lowercased()) {
+            request.setValue(nil, forHTTPHeaderField: name)
+        }
+    }
+
+    /// The attempt is over with `outcome`, which the retriers judge if it is a failure.
+    private func finish(_ outcome: Outcome) {
+        guard let request = endAttempt() else { return }
+        judge(request, outcome)
+    }
+
+    /// The request fails with `error` before anything was sent for this hop (an adapter failed, or
+    /// the adapted request is invalid): no retrier is asked, as trying again would change nothing.
+    private func fail(_ error: any Error) {
+        guard endAttempt() != nil else { return }
+        completion.complete((nil, nil, error))
+    }
+
+    /// Completes with `outcome` if it is a success; otherwise asks the retriers.
+    private func judge(_ request: URLRequest, _ outcome: Outcome) {
+        guard !token.isCancelled else { return }
         guard let error = failure(of: request, outcome) else {
             completion.complete(outcome)
             return
@@ -157,7 +354,7 @@ final class RequestExecution: Sendable {
             response: outcome.response as? HTTPURLResponse,
             data: outcome.data ?? Data(),
             error: error,
-            attemptCount: attemptCount,
+            attemptCount: state.withLock { $0.attempt },
             startDate: startDate
         )
         interceptor.retry(failure) { [self] decision in
@@ -194,6 +391,43 @@ final class RequestExecution: Sendable {
     /// Waits `delay` seconds, then attempts again unless cancelled meanwhile (cancelling completes
     /// the request at once; the late timer then finds the token cancelled and does nothing).
     private func scheduleRetry(after delay: TimeInterval) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, delay)) { [self] in attempt() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, min(delay, Self.longestPlatformTimeout))) {
+            [self] in attempt()
+        }
+    }
+}
+
+/// A one-shot timer that runs its handler once, after a number of seconds, unless cancelled first.
+///
+/// `@unchecked`: a dispatch source may be used from any thread (libdispatch guarantees it), but
+/// Linux's Dispatch does not declare it `Sendable`; `timer` is immutable.
+private final class Deadline: @unchecked Sendable {
+    private let timer: any DispatchSourceTimer
+
+    /// A started timer, or `nil` for a timeout too long to mean anything but "none" (infinity).
+    init?(after seconds: TimeInterval, _ handler: @escaping @Sendable () -> Void) {
+        guard seconds < RequestExecution.longestDeadline else { return nil }
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + .nanoseconds(Int(seconds * 1e9)))
+        timer.setEventHandler(handler: handler)
+        timer.activate()
+    }
+
+    /// Stops the timer; its handler does not run after this returns, and is released.
+    func cancel() {
+        timer.cancel()
+    }
+}
+
+extension RequestExecution {
+    /// Timeouts this long or longer (ten years) are no deadline at all.
+    fileprivate static let longestDeadline: TimeInterval = 315_360_000
+}
+
+extension Origin {
+    /// Whether both URLs have an origin and it is the same one.
+    fileprivate static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
+        guard let lhs = lhs.flatMap(Origin.init) else { return false }
+        return lhs.contains(rhs)
     }
 }

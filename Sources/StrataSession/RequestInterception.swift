@@ -1,4 +1,5 @@
 import Foundation
+import StrataCore
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -38,7 +39,10 @@ public enum RetryDecision: Sendable {
 }
 
 /// A failed attempt, as a retrier sees it.
-public struct RequestFailure: Sendable {
+///
+/// Its description goes through ``/StrataCore/Redaction/standard``: the URL without secret query
+/// values, the body as its size, no request headers.
+public struct RequestFailure: Sendable, CustomStringConvertible {
     /// The request as it was sent (after adaptation).
     public let request: URLRequest
     /// The response, if one arrived.
@@ -71,4 +75,12 @@ public struct RequestFailure: Sendable {
 
     /// The response's status code, if a response arrived.
     public var statusCode: Int? { response?.statusCode }
+
+    /// `RequestFailure(GET https://…?token=<redacted>, attempt 2, status 503, body: 12 bytes, error: …)`.
+    public var description: String {
+        let target = "\(request.httpMethod ?? "GET") " + (request.url.map(Redaction.standard.redact) ?? "<no URL>")
+        let error = (self.error as? URLError).map { "URLError(\($0.code.rawValue))" } ?? String(describing: self.error)
+        let status = statusCode.map { ", status \($0)" } ?? ""
+        return "RequestFailure(\(target), attempt \(attemptCount)\(status), body: \(data.count) bytes, error: \(error))"
+    }
 }

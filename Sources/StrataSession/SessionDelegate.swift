@@ -6,7 +6,8 @@ import StrataCore
 #endif
 
 /// The delegate of a ``URLSessionManager``'s session: collects each task's body and reports the
-/// outcome once per task.
+/// outcome once per task. It follows no redirect: each task ends with the 3xx response, and the
+/// manager's pipeline decides on the next request (see ``RedirectPolicy``).
 ///
 /// A `401` must reach the caller as an ordinary response with its body. On Apple platforms the
 /// challenge gets default handling, which delivers the `401` when no credential is stored. On Linux,
@@ -15,28 +16,16 @@ import StrataCore
 /// delegate turns that back into the `401` response. A task that does not finish within
 /// ``challengeTimeout`` after a declined challenge is ended the same way.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
-    typealias Handler = @Sendable (Outcome) -> Void
-
-    /// How a task ended.
-    enum Outcome: Sendable {
-        /// With this body, response and error.
-        case completed(Data, URLResponse?, (any Error)?)
-        /// With a redirect the loading system cannot follow itself (a `307` or `308` with a body,
-        /// whose body Linux drops): send this request next; these URLs were visited.
-        case redirect(URLRequest, visited: Set<URL>)
-    }
+    /// Called once when a task ends, with its body, response and error.
+    typealias Handler = @Sendable (Data, URLResponse?, (any Error)?) -> Void
 
     private struct Record: Sendable {
         var data = Data()
         var challengedResponse: URLResponse?
         let handler: Handler
         let uploadProgress: (progress: Progress, report: @Sendable (Progress) -> Void)?
-        let redirectPolicy: RedirectPolicy
         let download: (destination: URL, progress: Progress?, report: (@Sendable (Progress) -> Void)?)?
         var downloadError: (any Error)?
-        var visited: Set<URL>
-        var redirectError: RedirectError?
-        var followUp: URLRequest?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -51,22 +40,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     func register(
         _ task: URLSessionTask,
         uploadProgress: (@Sendable (Progress) -> Void)?,
-        redirectPolicy: RedirectPolicy,
         download: (destination: URL, progress: (@Sendable (Progress) -> Void)?)? = nil,
-        visited: Set<URL>,
         handler: @escaping Handler
     ) {
         let progress = uploadProgress.map { (Progress(totalUnitCount: -1), $0) }
         let downloading = download.map {
             ($0.destination, $0.progress.map { _ in Progress(totalUnitCount: -1) }, $0.progress)
         }
-        let record = Record(
-            handler: handler,
-            uploadProgress: progress,
-            redirectPolicy: redirectPolicy,
-            download: downloading,
-            visited: visited
-        )
+        let record = Record(handler: handler, uploadProgress: progress, download: downloading)
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -91,15 +72,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
         guard let record = records.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let downloadError = record.downloadError, error == nil {
-            record.handler(.completed(record.data, task.response, downloadError))
-        } else if let redirectError = record.redirectError {
-            record.handler(.completed(record.data, task.response, redirectError))
-        } else if let followUp = record.followUp {
-            record.handler(.redirect(followUp, visited: record.visited))
+            record.handler(record.data, task.response, downloadError)
         } else if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
-            record.handler(.completed(record.data, challenged, nil))
+            record.handler(record.data, challenged, nil)
         } else {
-            record.handler(.completed(record.data, task.response, error))
+            record.handler(record.data, task.response, error)
         }
     }
 
@@ -122,6 +99,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         report(progress)
     }
 
+    /// Declines every redirect: the task ends with the 3xx response, and the pipeline decides.
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -129,33 +107,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        let previous = task.currentRequest ?? task.originalRequest ?? request
-        let next = records.withLock { records -> URLRequest? in
-            guard var record = records[task.taskIdentifier] else { return request }
-            defer { records[task.taskIdentifier] = record }
-            guard let url = request.url else { return nil }
-            // The first URL is recorded at the first redirect, sparing every other request the work.
-            if record.visited.isEmpty, let first = previous.url {
-                record.visited.insert(first)
-            }
-            guard record.visited.count <= record.redirectPolicy.maximumRedirects else {
-                record.redirectError = .tooManyRedirects(maximum: record.redirectPolicy.maximumRedirects)
-                return nil
-            }
-            guard record.visited.insert(url).inserted else {
-                record.redirectError = .loop(url)
-                return nil
-            }
-            let next = record.redirectPolicy.nextRequest(after: previous, response: response, proposed: request)
-            if let next, [307, 308].contains(response.statusCode), next.httpBody != nil || next.httpBodyStream != nil {
-                // FoundationNetworking drops the body of a followed 307/308: decline, and let the
-                // request be sent anew with its body.
-                record.followUp = next
-                return nil
-            }
-            return next
-        }
-        completionHandler(next)
+        completionHandler(nil)
     }
 
     func urlSession(

@@ -9,8 +9,16 @@ import StrataCore
 ///
 /// It owns one long-lived, delegate-based session for its lifetime (short-lived sessions can crash
 /// at teardown on Linux) and invalidates it once, after the manager is released and its last request
-/// has finished. Each request runs the adapters, is sent, has its status validated, and on failure
-/// asks the retriers whether to go again.
+/// has finished. Each request runs the adapters, is checked against HTTP's grammar, is sent within
+/// its deadline, follows redirects as the ``RedirectPolicy`` says, has its status validated, and on
+/// failure asks the retriers whether to go again.
+///
+/// A request's `timeoutInterval` bounds each attempt as a whole — from sending it to the last byte
+/// of the final response, redirects included — on a timer of Strata's own, whatever the server does
+/// (never answers, stops after `100 Continue`, trickles a body); the attempt then fails with
+/// `URLError(.timedOut)`. Set a timeout that fits the largest transfer you expect. The adapters'
+/// work before an attempt's first request (a token refresh, say) and the waits between retries do
+/// not count; ``RetryPolicy/deadline`` bounds the attempts together.
 ///
 /// ```swift
 /// let manager = URLSessionManager(adapters: [ApiKeyAdapter()], retriers: [MyRetrier()])
@@ -34,6 +42,8 @@ public final class URLSessionManager: NetworkSessionManager {
     ///     `URLError(.notConnectedToInternet)`. `nil` (the default) attempts every request.
     ///   - authenticationChallengeTimeout: How long a task may run after an authentication challenge
     ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
+    ///   - redaction: Which headers are credentials: a redirect to another origin removes them. By
+    ///     default ``/StrataCore/Redaction/standard``.
     public init(
         configuration: URLSessionConfiguration = .default,
         acceptableStatusCodes: Set<Int> = SessionRequestOptions.defaultAcceptableStatusCodes,
@@ -42,7 +52,8 @@ public final class URLSessionManager: NetworkSessionManager {
         interceptors: [any RequestInterceptor] = [],
         redirectPolicy: RedirectPolicy = .follow,
         reachability: (any ReachabilityGate)? = nil,
-        authenticationChallengeTimeout: TimeInterval = 10
+        authenticationChallengeTimeout: TimeInterval = 10,
+        redaction: Redaction = .standard
     ) {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.core = SessionCore(
@@ -50,7 +61,8 @@ public final class URLSessionManager: NetworkSessionManager {
             interceptor: Interceptor(adapters: adapters, retriers: retriers, interceptors: interceptors),
             redirectPolicy: redirectPolicy,
             reachability: reachability,
-            challengeTimeout: authenticationChallengeTimeout
+            challengeTimeout: authenticationChallengeTimeout,
+            redaction: redaction
         )
     }
 
@@ -82,13 +94,15 @@ final class SessionCore: Sendable {
     let interceptor: Interceptor
     let redirectPolicy: RedirectPolicy
     let reachability: (any ReachabilityGate)?
+    let redaction: Redaction
 
     init(
         configuration: URLSessionConfiguration,
         interceptor: Interceptor,
         redirectPolicy: RedirectPolicy,
         reachability: (any ReachabilityGate)?,
-        challengeTimeout: TimeInterval
+        challengeTimeout: TimeInterval,
+        redaction: Redaction
     ) {
         #if canImport(FoundationNetworking)
             let delegateQueue: OperationQueue = SerialDelegateQueue(label: "Strata.URLSessionManager.delegate")
@@ -108,6 +122,7 @@ final class SessionCore: Sendable {
         self.interceptor = interceptor
         self.redirectPolicy = redirectPolicy
         self.reachability = reachability
+        self.redaction = redaction
     }
 
     deinit {

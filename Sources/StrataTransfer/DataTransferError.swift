@@ -2,7 +2,12 @@ import Foundation
 import StrataService
 
 /// Why a typed request did not produce its value.
-public enum DataTransferError: Error, Sendable, LocalizedError {
+///
+/// Its descriptions, like ``/StrataService/NetworkError``'s, show no secret: bodies as their size,
+/// URLs and headers redacted.
+public enum DataTransferError: Error, Sendable, LocalizedError, CustomStringConvertible,
+    CustomDebugStringConvertible
+{
     /// The server sent an empty body where a value was expected.
     case noResponse
     /// The body could not be decoded; the decoder's error and the raw body are kept.
@@ -30,6 +35,21 @@ public enum DataTransferError: Error, Sendable, LocalizedError {
             return error.errorDescription
         case .resolvedNetworkFailure(let error):
             return error.localizedDescription
+        }
+    }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
+
+    /// The case and what it carries, redacted.
+    public var debugDescription: String {
+        switch self {
+        case .noResponse: return "DataTransferError.noResponse"
+        case .parsing(let error, let body):
+            return "DataTransferError.parsing(\(String(describing: error)), body: \(body.count) bytes)"
+        case .networkFailure(let error): return "DataTransferError.networkFailure(\(error.debugDescription))"
+        case .resolvedNetworkFailure(let error):
+            return "DataTransferError.resolvedNetworkFailure(\(String(reflecting: error)))"
         }
     }
 }

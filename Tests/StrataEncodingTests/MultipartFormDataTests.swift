@@ -56,6 +56,37 @@ import Testing
         #expect(body.contains(#"name="a%22b%0D%0Ac"; filename="évil%22%0D%0A.txt""#))
     }
 
+    /// A MIME type is written into a part's header: one holding CR or LF would end the header and
+    /// start one of the caller's choosing, so it is refused, as is anything but `type/subtype`.
+    @Test(arguments: [
+        "text/plain\r\nX-Injected: 1", "text/plain\nX: 1", "text/plain\u{0}", "text", "/plain", "text/", "te xt/plain",
+        "",
+    ])
+    func aMIMETypeThatIsNotAMediaTypeIsRefused(type: String) {
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data("x".utf8), name: "file", fileName: "a.txt", mimeType: type)
+        #expect(throws: MultipartError.invalidMIMEType(type)) { try form.encoded() }
+        #expect(throws: ParameterEncodingError.multipart(.invalidMIMEType(type))) {
+            try MultipartEncoding(form: form).encode(URLRequest(url: URL(fileURLWithPath: "/")), with: [:])
+        }
+    }
+
+    @Test func mediaTypesWithParametersAreAccepted() throws {
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data("x".utf8), name: "file", fileName: "a.txt", mimeType: "text/plain; charset=utf-8")
+        form.append(Data("{}".utf8), name: "doc", fileName: "a.json", mimeType: "application/vnd.api+json")
+        let body = String(decoding: try form.encoded(), as: UTF8.self)
+        #expect(body.contains("Content-Type: text/plain; charset=utf-8\r\n"))
+        #expect(body.contains("Content-Type: application/vnd.api+json\r\n"))
+    }
+
+    @Test(arguments: ["", "a b", "a\r\nb", "a\"b", "a;b", String(repeating: "x", count: 71), "ü"])
+    func aBoundaryThatCannotStandInTheHeaderIsRefused(boundary: String) {
+        var form = MultipartFormData(boundary: boundary)
+        form.append("v", name: "f")
+        #expect(throws: MultipartError.invalidBoundary(boundary)) { try form.encoded() }
+    }
+
     @Test func mimeTypesComeFromATableOfExtensions() {
         #expect(MIMEType.forPathExtension("JPG") == "image/jpeg")
         #expect(MIMEType.forPathExtension("json") == "application/json")

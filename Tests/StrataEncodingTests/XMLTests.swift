@@ -252,4 +252,25 @@ import Testing
             try XMLEncoding().encode(request, with: ["text": .string("nul \u{0}")])
         }
     }
+
+    /// Property lists are XML: a character XML 1.0 forbids, in a key or a string, is a typed error
+    /// rather than a document no parser accepts. Both serializations write such characters as they are.
+    @Test(arguments: [0x0, 0x1, 0x8, 0xB, 0xC, 0x1F, 0xFFFE, 0xFFFF] as [UInt32])
+    func propertyListsRefuseCharactersXMLCannotHold(scalar: UInt32) throws {
+        let request = try postRequest()
+        let character = String(Character(try #require(Unicode.Scalar(scalar))))
+        let expected = ParameterEncodingError.xml(.invalidCharacter(scalar, in: "property list"))
+        #expect(throws: expected) { try XMLEncoding.propertyList.encode(request, with: ["a\(character)b": "value"]) }
+        #expect(throws: expected) { try XMLEncoding.propertyList.encode(request, with: ["key": .string(character)]) }
+        #expect(throws: expected) {
+            try XMLEncoding.propertyList.encode(request, withEncodable: ["key": ["nested \(character)"]])
+        }
+    }
+
+    @Test func propertyListsKeepEveryCharacterXMLAllows() throws {
+        let text = "tab\t lf\n cr\r é 日本 😀 \u{D7FF}\u{E000}\u{FFFD}\u{10000}"
+        let request = try XMLEncoding.propertyList.encode(postRequest(), with: ["text": .string(text)])
+        let decoded = try PropertyListSerialization.propertyList(from: try #require(request.httpBody), format: nil)
+        #expect((decoded as? [String: String])?["text"]?.unicodeScalars.count == text.unicodeScalars.count)
+    }
 }

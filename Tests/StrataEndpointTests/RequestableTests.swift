@@ -192,6 +192,29 @@ import Testing
         #expect(try Endpoint<Void>(path: "x", method: .post).urlRequest(with: configuration).httpBody == nil)
     }
 
+    /// A value with CR, LF or NUL would split the request; on Linux `URLRequest` drops it without a
+    /// word. Either way the caller hears of it, before anything is built.
+    @Test(arguments: ["a\r\nX-Injected: 1", "a\nb", "nul\u{0}", "bell\u{7}"])
+    func aHeaderValueThatBreaksTheGrammarIsATypedError(value: String) {
+        #expect(throws: RequestGenerationError.invalidRequest(.invalidHeaderValue(name: "X-Value"))) {
+            try Endpoint<Void>(path: "x", headerParameters: ["X-Value": value]).urlRequest(with: configuration)
+        }
+        let shared = NetworkConfiguration(baseURL: configuration.baseURL, headers: ["X-Shared": value])
+        #expect(throws: RequestGenerationError.invalidRequest(.invalidHeaderValue(name: "X-Shared"))) {
+            try Endpoint<Void>(path: "x").urlRequest(with: shared)
+        }
+    }
+
+    @Test func aHeaderNameOrMethodThatIsNotATokenIsATypedError() {
+        #expect(throws: RequestGenerationError.invalidRequest(.invalidHeaderName("X-Evil\r\nHost"))) {
+            try Endpoint<Void>(path: "x", headerParameters: ["X-Evil\r\nHost": "v"]).urlRequest(with: configuration)
+        }
+        #expect(throws: RequestGenerationError.invalidRequest(.invalidMethod("GET /admin HTTP/1.1\r\nX: y"))) {
+            try Endpoint<Void>(path: "x", method: HTTPMethod(rawValue: "GET /admin HTTP/1.1\r\nX: y"))
+                .urlRequest(with: configuration)
+        }
+    }
+
     @Test func anEncodingFailureIsATypedError() {
         struct Bad: Encodable, Sendable { let value = Double.nan }
         #expect(throws: RequestGenerationError.self) {

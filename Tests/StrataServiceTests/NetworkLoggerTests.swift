@@ -1,6 +1,7 @@
 import Foundation
 import StrataConfiguration
 import StrataCore
+import StrataEncoding
 import StrataEndpoint
 import StrataService
 import StrataTesting
@@ -73,7 +74,9 @@ import Testing
         #expect(!lines(.info).contains("Content-Type"))
         #expect(lines(.debug).contains("Content-Type: text/plain"))
         #expect(!lines(.debug).contains("hello"))
-        #expect(lines(.verbose).contains("hello"))
+        // Plain text cannot be told from a secret: verbose logging shows its type and size only.
+        #expect(lines(.verbose).contains("<text/plain, 5 bytes>"))
+        #expect(!lines(.verbose).contains("hello"))
         #expect(lines(.verbose).contains("curl -X POST 'https://api.strata.test'"))
     }
 
@@ -92,7 +95,7 @@ import Testing
                 body: Data("user=ann&password=p4ss&token=t&pin=9".utf8),
                 contentType: "application/x-www-form-urlencoded"))
         #expect(form == "user=ann&password=<redacted>&token=<redacted>&pin=<redacted>")
-        #expect(redaction.redact(body: Data([0xFF, 0xFE]), contentType: nil) == nil)
+        #expect(redaction.redact(body: Data([0xFF, 0xFE]), contentType: nil) == "<2 bytes>")
     }
 
     @Test func theCURLCommandRepeatsTheRequestWithSecretsRedactedAndQuotesEscaped() throws {
@@ -110,6 +113,7 @@ import Testing
     }
 
     @Test func binaryBodiesAreWrittenAsTheirSizeAndLongTextIsCut() {
+        let json: HTTPHeaders = ["Content-Type": "application/json"]
         let captured = Locked<[String]>([])
         let logger = ConsoleNetworkLogger(level: .verbose, maximumBodyLength: 8) { line in
             captured.withLock { $0.append(line) }
@@ -118,14 +122,73 @@ import Testing
         logger.log(
             result: .success(NetworkResponse(statusCode: 200, body: Data([0xFF, 0xD8, 0xFF]))), for: request,
             duration: .zero)
-        #expect(captured.value.last?.contains("<body: 3 bytes>") == true)
+        #expect(captured.value.last?.contains("<3 bytes>") == true)
         logger.log(
-            result: .success(NetworkResponse(statusCode: 200, body: Data("hello world".utf8))), for: request,
-            duration: .zero)
-        #expect(captured.value.last?.contains("hello wo… (11 bytes)") == true)
+            result: .success(NetworkResponse(statusCode: 200, headers: json, body: Data(#"["hello world"]"#.utf8))),
+            for: request, duration: .zero)
+        #expect(captured.value.last?.contains(#"["hello … (15 bytes)"#) == true)
         logger.log(
-            result: .success(NetworkResponse(statusCode: 200, body: Data("ééééé".utf8))), for: request, duration: .zero)
-        #expect(captured.value.last?.contains("éééé… (10 bytes)") == true)
+            result: .success(NetworkResponse(statusCode: 200, headers: json, body: Data(#"["ééééé"]"#.utf8))),
+            for: request, duration: .zero)
+        #expect(captured.value.last?.contains(#"["ééé… (14 bytes)"#) == true)
+    }
+
+    @Test func multipartFieldsWithSecretNamesAreRedactedAndFilesSummarized() throws {
+        var form = MultipartFormData(boundary: "b0und4ry")
+        form.append(["title": "Holiday", "password": "hunter2", "user": ["token": "t0ken"]])
+        form.append(Data([0xFF, 0xD8]), name: "photo", fileName: "a.jpg")
+        let body = try form.encoded()
+        let text = Redaction().redact(body: body, contentType: form.contentType)
+        #expect(
+            text == #"multipart/form-data: "password": <redacted>, "title": "Holiday", "user[token]": <redacted>, "#
+                + #""photo" ("a.jpg", image/jpeg): 2 bytes"#)
+        var request = URLRequest(url: MockDefaults.baseURL)
+        request.httpMethod = "POST"
+        request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
+        request.httpBody = body
+        let curl = ConsoleNetworkLogger(level: .verbose) { _ in }.cURL(request)
+        #expect(curl.contains(#"--data-binary @body  # multipart/form-data: "password": <redacted>"#))
+        #expect(!curl.contains("hunter2") && !curl.contains("t0ken"))
+    }
+
+    @Test func xmlElementsAndAttributesWithSecretNamesAreRedactedByLocalName() throws {
+        let xml = Data(
+            #"<login xmlns:a="urn:a"><user>ann</user><a:password>hunter2</a:password><token kind="x"><v>t0ken</v></token><item secret="s3cret">ok</item></login>"#
+                .utf8)
+        let text = Redaction().redact(body: xml, contentType: "application/soap+xml; charset=utf-8")
+        for secret in ["hunter2", "t0ken", "s3cret"] {
+            #expect(!text.contains(secret), "\(text)")
+        }
+        #expect(text.contains("<user>ann</user>"))
+        #expect(text.contains("<item secret=\"&lt;redacted&gt;\">ok</item>"))
+    }
+
+    @Test(arguments: [
+        ("text/plain", "password=hunter2", "<text/plain, 16 bytes>"),
+        ("text/html", "<p>hunter2</p>", "<text/html, 14 bytes>"),
+        ("application/json", #"{"password": "hunter2""#, "<application/json, 22 bytes, not valid JSON>"),
+        ("application/xml", "<a>hunter2</b>", "<application/xml, 14 bytes, not well-formed XML>"),
+        ("multipart/form-data; boundary=x", "hunter2", "<multipart/form-data, 7 bytes, not valid multipart>"),
+        ("application/x-www-form-urlencoded", "password=hunter2&a=1", "password=<redacted>&a=1"),
+    ])
+    func bodiesThatCannotBeParsedAreSummarizedNotPrinted(type: String, body: String, expected: String) {
+        #expect(Redaction().redact(body: Data(body.utf8), contentType: type) == expected)
+    }
+
+    @Test func deepJSONAndXMLBodiesAreSummarizedWithoutRecursingIntoThem() async {
+        let json = Data((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)
+        let xml = Data((String(repeating: "<a>", count: 100_000) + String(repeating: "</a>", count: 100_000)).utf8)
+        let shallowEnough = Data((String(repeating: "[", count: 300) + String(repeating: "]", count: 300)).utf8)
+        let rendered = await runOnThread(stackSize: 512 * 1024) {
+            [
+                Redaction().redact(body: json, contentType: "application/json"),
+                Redaction().redact(body: xml, contentType: "text/xml"),
+                Redaction().redact(body: shallowEnough, contentType: "application/json"),
+            ]
+        }
+        #expect(rendered[0] == "<application/json, 200000 bytes, not valid JSON>")
+        #expect(rendered[1] == "<text/xml, 700000 bytes, not well-formed XML>")
+        #expect(rendered[2] == "<application/json, 600 bytes, nested too deep to show>")
     }
 
     @Test func aRequestWithoutAURLIsLoggedWithoutCrashing() {

@@ -35,7 +35,7 @@ enum ModuleLandingSnippets {
         let authentication = AuthenticationInterceptor(
             authenticator: authenticator,
             credential: storedToken,
-            hosts: ["api.example.com"]
+            origins: [Origin(scheme: "https", host: "api.example.com")]
         )
         let manager = URLSessionManager(
             adapters: [HeadersAdapter(["User-Agent": "Shop/2.1"])],
@@ -231,7 +231,7 @@ enum InterceptorSnippets {
         let authentication = AuthenticationInterceptor(
             authenticator: authenticator,
             credential: nil,
-            hosts: ["api.example.com"],
+            origins: [Origin(scheme: "https", host: "api.example.com")],
             refreshTimeout: 15,
             refreshWindow: .init(interval: 30, maximumAttempts: 3)
         )

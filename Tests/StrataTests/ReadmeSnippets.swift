@@ -142,7 +142,7 @@ func readmeWalkthrough() async throws {
     let authentication = AuthenticationInterceptor(
         authenticator: authenticator,
         credential: Token(access: "a", refresh: "r"),
-        hosts: ["api.example.com"]
+        origins: [Origin(scheme: "https", host: "api.example.com")]
     )
     let protectedManager = URLSessionManager(
         adapters: [HeadersAdapter(["User-Agent": "Shop/2.1"])],

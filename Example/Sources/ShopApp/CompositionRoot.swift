@@ -46,7 +46,7 @@ public struct CompositionRoot: Sendable {
         let authentication = AuthenticationInterceptor(
             authenticator: ShopAuthenticator(transfer: publicTransfer, didRefresh: didRefreshToken),
             credential: nil,
-            hosts: [configuration.baseURL.host ?? ""]
+            origins: Set([Origin(configuration.baseURL)].compactMap { $0 })
         )
         let protectedTransfer = transfer(
             over: URLSessionManager(adapters: [userAgent], retriers: [retries], interceptors: [authentication]))

@@ -138,7 +138,8 @@ import Testing
         let transfer = MockDataTransferService(stubs: [.value(TokensDTO(access_token: "a1", refresh_token: "r1"))])
         let protected = MockDataTransferService(stubs: [.value(AccountDTO(name: "Ada", points: 1_200))])
         let authentication = AuthenticationInterceptor(
-            authenticator: ShopAuthenticator(transfer: transfer), credential: nil, hosts: ["api.strata.test"])
+            authenticator: ShopAuthenticator(transfer: transfer), credential: nil,
+            origins: [Origin(scheme: "https", host: "api.strata.test")])
         let repository = RemoteAccountRepository(
             transfer: transfer, protectedTransfer: protected, authentication: authentication)
 

@@ -83,7 +83,7 @@ func expiredCredential(_ server: TestServer) async throws -> OAuthCredential {
         let auth = AuthenticationInterceptor(
             authenticator: authenticator,
             credential: credential,
-            hosts: [server.baseURL.host ?? ""],
+            origins: Set([Origin(server.baseURL)].compactMap { $0 }),
             refreshTimeout: refreshTimeout,
             refreshWindow: window
         )

@@ -65,7 +65,7 @@ import Testing
             let auth = AuthenticationInterceptor(
                 authenticator: LoggedAuthenticator(tokens: service()),
                 credential: OAuthCredential(access: tokens.access_token, refresh: tokens.refresh_token),
-                hosts: [server.baseURL.host ?? ""]
+                origins: [try #require(Origin(server.baseURL))]
             )
             let protected = service(URLSessionManager(adapters: [auth], retriers: [auth]))
             for _ in 0..<3 {

@@ -1,0 +1,84 @@
+import Foundation
+
+/// Why a request cannot be sent as it is. Mostly a part of it breaks HTTP's grammar (RFC 9110), so
+/// that on the wire it would read as something else — a CR LF in a header ends the header and
+/// starts another, or a second request. Strata checks every request before it is sent; nothing
+/// invalid leaves.
+public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
+    /// The method is not a token (RFC 9110 §9.1): empty, or holding a space, a control character or
+    /// a separator.
+    case invalidMethod(String)
+    /// A header name is not a token (RFC 9110 §5.1).
+    case invalidHeaderName(String)
+    /// A header value holds CR, LF, NUL or another control character (RFC 9110 §5.5). The value
+    /// itself is not kept: it may be a credential.
+    case invalidHeaderValue(name: String)
+    /// The timeout is not a positive number of seconds (zero, negative, or not a number).
+    case invalidTimeout(Double)
+
+    /// A sentence saying what is wrong; text is shown escaped, so a control character cannot
+    /// break a log line either.
+    public var errorDescription: String? {
+        switch self {
+        case .invalidMethod(let method):
+            return "The method \(Self.shown(method)) is not an HTTP token; the request was not sent."
+        case .invalidHeaderName(let name):
+            return "The header name \(Self.shown(name)) is not an HTTP token; the request was not sent."
+        case .invalidHeaderValue(let name):
+            return "The value of header \(Self.shown(name)) holds a control character such as CR, LF or NUL; "
+                + "the request was not sent."
+        case .invalidTimeout(let seconds):
+            return "The timeout \(seconds) is not a positive number of seconds; the request was not sent."
+        }
+    }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
+
+    /// `text` quoted with control characters escaped, at most 64 characters of it.
+    private static func shown(_ text: String) -> String {
+        let escaped = text.prefix(64).debugDescription
+        return text.count > 64 ? escaped + "…" : escaped
+    }
+}
+
+/// The pieces of RFC 9110's grammar a request must satisfy before it is sent.
+package enum HTTPGrammar {
+    /// Whether `text` is a `token` (§5.6.2): one or more of `tchar`.
+    package static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isTokenCharacter)
+    }
+
+    /// Whether `text` can stand as a field value (§5.5): no control character but horizontal tab.
+    package static func isFieldValue(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// `tchar`: an ASCII letter or digit, or one of ``!#$%&'*+-.^_`|~``.
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+extension HTTPMethod {
+    /// Whether the method is a token (RFC 9110 §9.1), so it can be sent.
+    public var isValid: Bool { HTTPGrammar.isToken(rawValue) }
+}
+
+extension HTTPHeader {
+    /// Throws unless the name is a token and the value holds no control character (RFC 9110 §5).
+    public func validate() throws(RequestValidationError) {
+        guard HTTPGrammar.isToken(name) else { throw .invalidHeaderName(name) }
+        guard HTTPGrammar.isFieldValue(value) else { throw .invalidHeaderValue(name: name) }
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+/// Runs `body` on a new thread with a stack of `stackSize` bytes and returns what it returned: for
+/// tests that prove code does not recurse as deep as its input. 512 KiB is what Apple platforms
+/// give a secondary thread; Linux's default of 8 MiB hides such recursion.
+///
+/// ```swift
+/// let error = await runOnThread(stackSize: 512 * 1024) { deepValue.encodeForTest() }
+/// ```
+public func runOnThread<Result: Sendable>(stackSize: Int, _ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.stackSize = stackSize
+        thread.start()
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import StrataCore
+import StrataSession
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Strata's own deadline: a request's timeout bounds each attempt whatever the server does, on
+/// every platform, whole seconds included. `URLProtocolStub` has no timer of its own, so what ends
+/// these requests is Strata's.
+@Suite struct DeadlineTests {
+    /// Sends `request` and returns its error and how long it took.
+    private func outcome(
+        of request: URLRequest, through manager: URLSessionManager
+    ) async throws -> (error: (any Error)?, elapsed: Duration, calls: () -> Int) {
+        let started = ContinuousClock.now
+        let (recorder, _) = send(request, through: manager)
+        let outcome = try #require(await recorder.first(timeout: 20))
+        return (outcome.error, ContinuousClock.now - started, { recorder.callCount })
+    }
+
+    private static func isTimeout(_ error: (any Error)?) -> Bool {
+        (error as? URLError)?.code == .timedOut
+    }
+
+    @Test(arguments: [1.0, 2.0])
+    func aWholeSecondTimeoutBoundsAServerThatNeverAnswers(timeout: TimeInterval) async throws {
+        let stub = URLProtocolStub { _ in .response(delay: 60) }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+        // Both ways of giving the timeout; FoundationNetworking ignores the initializer's.
+        var assigned = URLRequest(url: stub.baseURL)
+        assigned.timeoutInterval = timeout
+        for request in [URLRequest(url: stub.baseURL, timeoutInterval: timeout), assigned] {
+            let result = try await outcome(of: request, through: manager)
+            #expect(Self.isTimeout(result.error), "\(String(describing: result.error))")
+            #expect(result.elapsed >= .seconds(timeout) - .milliseconds(50))
+            #expect(result.elapsed < .seconds(timeout) + .milliseconds(900))
+        }
+    }
+
+    @Test func aSubSecondTimeoutIsKeptAsItIs() async throws {
+        let stub = URLProtocolStub { _ in .response(delay: 60) }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+        let result = try await outcome(of: URLRequest(url: stub.baseURL, timeoutInterval: 0.3), through: manager)
+        #expect(Self.isTimeout(result.error))
+        #expect(result.elapsed < .milliseconds(1200))
+    }
+
+    @Test func aBodyTrickledForeverEndsAtTheDeadlineNotWhenItStopsArriving() async throws {
+        // A byte every 50 ms for 50 s: the data never stops long enough for an idle timer.
+        let stub = URLProtocolStub { _ in
+            .response(body: Data(repeating: 7, count: 1_000), chunks: 1_000, chunkInterval: 0.05)
+        }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+        let result = try await outcome(of: URLRequest(url: stub.baseURL, timeoutInterval: 1), through: manager)
+        #expect(Self.isTimeout(result.error))
+        #expect(result.elapsed < .milliseconds(1900))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(result.calls() == 1)
+    }
+
+    @Test func eachAttemptHasItsDeadlineAndTheRetriersJudgeATimeout() async throws {
+        let stub = URLProtocolStub { _ in .response(delay: 60) }
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(),
+            retriers: [RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)]
+        )
+        let result = try await outcome(of: URLRequest(url: stub.baseURL, timeoutInterval: 0.5), through: manager)
+        #expect(Self.isTimeout(result.error))
+        #expect(stub.requests.count == 2)
+        #expect(result.elapsed >= .milliseconds(950))
+        #expect(result.elapsed < .milliseconds(2500))
+    }
+
+    @Test func anAnswerWithinTheDeadlineIsUntouchedByIt() async throws {
+        let stub = URLProtocolStub { _ in .response(body: Data("ok".utf8), delay: 0.2) }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+        let result = try await outcome(of: URLRequest(url: stub.baseURL, timeoutInterval: 1), through: manager)
+        #expect(result.error == nil)
+        // The deadline is gone with the request: nothing fires after it completed.
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(result.calls() == 1)
+    }
+
+    @Test(arguments: [TimeInterval.infinity, 1e20, 1e12])
+    func aTimeoutTooLongForTheLoadingSystemMeansNoDeadlineAndNoTrap(timeout: TimeInterval) async throws {
+        let stub = URLProtocolStub { _ in .response(body: Data("ok".utf8), delay: 0.1) }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+        var request = URLRequest(url: stub.baseURL)
+        request.timeoutInterval = timeout
+        #expect(try await outcome(of: request, through: manager).error == nil)
+    }
+
+    @Test(arguments: [0, -1, TimeInterval.nan])
+    func aTimeoutThatIsNotPositiveIsATypedErrorAndNothingIsSent(timeout: TimeInterval) async throws {
+        let stub = URLProtocolStub { _ in .response() }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+        var request = URLRequest(url: stub.baseURL)
+        request.timeoutInterval = timeout
+        let error = try await outcome(of: request, through: manager).error
+        guard case .invalidTimeout? = error as? RequestValidationError else {
+            Issue.record("expected invalidTimeout, got \(String(describing: error))")
+            return
+        }
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func cancellingBeforeTheDeadlineCompletesOnceWithCancelled() async throws {
+        let stub = URLProtocolStub { _ in .response(delay: 60) }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+        let (recorder, cancellable) = send(URLRequest(url: stub.baseURL, timeoutInterval: 5), through: manager)
+        try await Task.sleep(for: .milliseconds(100))
+        cancellable.cancel()
+        #expect(isCancelled(try #require(await recorder.first()).error))
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(recorder.callCount == 1)
+    }
+}

@@ -1,0 +1,219 @@
+import Dispatch
+import Foundation
+import StrataCore
+import StrataSession
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Redirects as Strata's pipeline follows them, between two stubs that are two origins.
+@Suite struct RedirectPolicyTests {
+    /// A stub that redirects every request to `location(other)` with `status`, and the other stub.
+    private func stubs(
+        status: Int = 302, location: @escaping @Sendable (URLProtocolStub) -> String
+    ) -> (origin: URLProtocolStub, target: URLProtocolStub) {
+        let target = URLProtocolStub { _ in .response(body: Data("landed".utf8)) }
+        let origin = URLProtocolStub { _ in .response(statusCode: status, headers: ["Location": location(target)]) }
+        return (origin, target)
+    }
+
+    private func outcome(
+        _ request: URLRequest, manager: URLSessionManager, options: SessionRequestOptions = SessionRequestOptions()
+    ) async throws -> Outcome {
+        let (recorder, _) = send(request, through: manager, options: options)
+        return try #require(await recorder.first(timeout: 10))
+    }
+
+    @Test func aDowngradeFromHTTPSToHTTPIsRefusedUnlessThePolicyAllowsIt() async throws {
+        let (origin, target) = stubs { "http://\($0.host)/plain" }
+        let manager = URLSessionManager(configuration: origin.makeSessionConfiguration())
+        let refused = try await outcome(URLRequest(url: origin.baseURL), manager: manager)
+        guard case .insecureRedirect(let from, let to)? = refused.error as? RedirectError else {
+            Issue.record("expected an insecure redirect, got \(String(describing: refused.error))")
+            return
+        }
+        #expect(from.scheme == "https" && to.scheme == "http")
+        #expect(target.requests.isEmpty)
+
+        let allowing = URLSessionManager(
+            configuration: origin.makeSessionConfiguration(),
+            redirectPolicy: .custom(allowsInsecureRedirects: true) { next, _ in next })
+        #expect(try await outcome(URLRequest(url: origin.baseURL), manager: allowing).error == nil)
+        #expect(target.requests.first?.url?.scheme == "http")
+    }
+
+    @Test(arguments: ["file:///etc/passwd", "ftp://files.example.com/x", "data:text/plain,hi", "javascript:alert(1)"])
+    func aRedirectToAnotherSchemeIsRefused(location: String) async throws {
+        let origin = URLProtocolStub { _ in .response(statusCode: 302, headers: ["Location": location]) }
+        let manager = URLSessionManager(configuration: origin.makeSessionConfiguration())
+        let error = try await outcome(URLRequest(url: origin.baseURL), manager: manager).error
+        guard case .unsupportedScheme? = error as? RedirectError else {
+            Issue.record("expected an unsupported scheme, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test(arguments: ["http://[::1", "https://", "http://exa mple.com/"])
+    func aLocationThatIsNotAURLIsATypedError(location: String) async throws {
+        let origin = URLProtocolStub { _ in .response(statusCode: 301, headers: ["Location": location]) }
+        let manager = URLSessionManager(configuration: origin.makeSessionConfiguration())
+        let error = try await outcome(URLRequest(url: origin.baseURL), manager: manager).error
+        guard case .invalidLocation? = error as? RedirectError else {
+            Issue.record("expected an invalid location, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func doNotFollowDeliversTheRedirectWhateverItsLocation() async throws {
+        let origin = URLProtocolStub { _ in .response(statusCode: 302, headers: ["Location": "file:///etc/passwd"]) }
+        let manager = URLSessionManager(
+            configuration: origin.makeSessionConfiguration(), acceptableStatusCodes: [302], redirectPolicy: .doNotFollow
+        )
+        let outcome = try await outcome(URLRequest(url: origin.baseURL), manager: manager)
+        #expect(outcome.error == nil)
+        #expect((outcome.response as? HTTPURLResponse)?.statusCode == 302)
+    }
+
+    /// Across origins only what the caller set for this request goes on: no credential header, no
+    /// header the redaction registers as secret, no configuration header; adapters run again, so a
+    /// header bound to the first origin is not added at the second.
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aCrossOriginRedirectCarriesOnlyWhatTheCallerSetForThisRequest(status: Int) async throws {
+        let (origin, target) = stubs(status: status) { "https://\($0.host)/landed" }
+        let manager = URLSessionManager(
+            configuration: origin.makeSessionConfiguration(),
+            adapters: [
+                HeadersAdapter(["X-Api-Key": "adapter-key"], origins: [try #require(Origin(origin.baseURL))]),
+                HeadersAdapter(["User-Agent": "Strata-Tests"]),
+            ],
+            redaction: Redaction(extraHeaderNames: ["X-Secret"])
+        )
+        var request = URLRequest(url: origin.baseURL)
+        for (name, value) in [
+            ("Authorization", "Bearer t"), ("Proxy-Authorization", "Basic p"), ("Cookie", "c=1"),
+            ("X-Secret", "registered"), ("X-Config", "shared"), ("X-Trace", "kept"),
+        ] {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        let options = SessionRequestOptions(originBoundHeaderNames: ["x-config"])
+        #expect(try await outcome(request, manager: manager, options: options).error == nil)
+        let first = try #require(origin.requests.first)
+        #expect(first.value(forHTTPHeaderField: "X-Api-Key") == "adapter-key")
+        #expect(first.value(forHTTPHeaderField: "X-Config") == "shared")
+        let landed = try #require(target.requests.first)
+        for name in ["Authorization", "Proxy-Authorization", "Cookie", "X-Secret", "X-Config", "X-Api-Key"] {
+            #expect(landed.value(forHTTPHeaderField: name) == nil, "\(name) crossed to another origin")
+        }
+        #expect(landed.value(forHTTPHeaderField: "X-Trace") == "kept")
+        #expect(landed.value(forHTTPHeaderField: "User-Agent") == "Strata-Tests")
+    }
+
+    @Test func aSameOriginRedirectKeepsEveryHeaderAndRunsTheAdaptersAgain() async throws {
+        let count = Locked(0)
+        let stub = URLProtocolStub { request in
+            count.withLock { $0 += 1 }
+            return request.url?.path == "/start"
+                ? .response(statusCode: 302, headers: ["Location": "/next"]) : .response()
+        }
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(), adapters: [HeadersAdapter(["X-Adapted": "yes"])])
+        var request = URLRequest(url: stub.baseURL.appendingPathComponent("start"))
+        request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
+        #expect(try await outcome(request, manager: manager).error == nil)
+        let landed = try #require(stub.requests.last)
+        #expect(landed.url?.path == "/next")
+        #expect(landed.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+        #expect(landed.value(forHTTPHeaderField: "X-Adapted") == "yes")
+        #expect(count.value == 2)
+    }
+
+    @Test func aPostRedirectedWith303ToTheSameURLIsNotALoop() async throws {
+        let stub = URLProtocolStub { request in
+            request.httpMethod == "POST"
+                ? .response(statusCode: 303, headers: ["Location": request.url?.absoluteString ?? ""])
+                : .response(body: Data("done".utf8))
+        }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+        var request = URLRequest(url: stub.baseURL)
+        request.httpMethod = "POST"
+        request.httpBody = Data("form".utf8)
+        request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
+        let outcome = try await outcome(request, manager: manager)
+        #expect(outcome.error == nil)
+        #expect(outcome.data == Data("done".utf8))
+        let followed = try #require(stub.requests.last)
+        #expect(followed.httpMethod == "GET")
+        #expect(followed.httpBody == nil)
+        #expect(followed.value(forHTTPHeaderField: "Content-Type") == nil)
+    }
+
+    @Test func a307WithABodyThatCannotBeReadAgainIsATypedError() async throws {
+        let (origin, _) = stubs(status: 307) { "https://\($0.host)/" }
+        let manager = URLSessionManager(configuration: origin.makeSessionConfiguration())
+        var request = URLRequest(url: origin.baseURL)
+        request.httpMethod = "PUT"
+        request.httpBodyStream = InputStream(data: Data("once".utf8))
+        #expect(try await outcome(request, manager: manager).error as? RedirectError == .bodyNotReplayable)
+    }
+
+    /// A decision that itself starts a request on the same manager finishes: Strata holds no lock
+    /// while the policy decides.
+    @Test func aRedirectDecisionThatStartsARequestOnTheSameManagerFinishes() async throws {
+        let (origin, target) = stubs { "https://\($0.host)/" }
+        let inner = CompletionRecorder<Outcome>()
+        let managerBox = Locked<URLSessionManager?>(nil)
+        let policy = RedirectPolicy.custom { next, _ in
+            if let manager = managerBox.value {
+                _ = manager.request(URLRequest(url: origin.baseURL), options: .init(redirectPolicy: .doNotFollow)) {
+                    inner.record(($0, $1, $2))
+                }
+            }
+            return next
+        }
+        let manager = URLSessionManager(
+            configuration: origin.makeSessionConfiguration(), acceptableStatusCodes: Set(200..<400),
+            redirectPolicy: policy)
+        managerBox.withLock { $0 = manager }
+        #expect(try await outcome(URLRequest(url: origin.baseURL), manager: manager).error == nil)
+        #expect(await inner.first(timeout: 10) != nil)
+        #expect(target.requests.count == 1)
+    }
+
+    /// A decision that hops synchronously to another queue, which starts a request on the same
+    /// manager there, finishes too.
+    @Test func aRedirectDecisionThatHopsSynchronouslyToAQueueStartingRequestsFinishes() async throws {
+        let (origin, _) = stubs { "https://\($0.host)/" }
+        let queue = DispatchQueue(label: "redirect-decision-hop")
+        let inner = CompletionRecorder<Outcome>()
+        let managerBox = Locked<URLSessionManager?>(nil)
+        let policy = RedirectPolicy.custom { next, _ in
+            queue.sync {
+                guard let manager = managerBox.value else { return }
+                _ = manager.request(URLRequest(url: origin.baseURL), options: .init(redirectPolicy: .doNotFollow)) {
+                    inner.record(($0, $1, $2))
+                }
+            }
+            return next
+        }
+        let manager = URLSessionManager(
+            configuration: origin.makeSessionConfiguration(), acceptableStatusCodes: Set(200..<400),
+            redirectPolicy: policy)
+        managerBox.withLock { $0 = manager }
+        // The queue is busy starting requests on the same manager while decisions hop onto it.
+        let outer = (0..<20).map { _ in CompletionRecorder<Outcome>() }
+        for recorder in outer {
+            queue.async {
+                _ = manager.request(URLRequest(url: origin.baseURL), options: SessionRequestOptions()) {
+                    recorder.record(($0, $1, $2))
+                }
+            }
+        }
+        for recorder in outer {
+            #expect(try #require(await recorder.first(timeout: 10)).error == nil)
+        }
+        #expect(await inner.first(timeout: 10) != nil)
+    }
+}
