@@ -15,6 +15,8 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     case invalidHeaderValue(name: String)
     /// The timeout is not a positive number of seconds (zero, negative, or not a number).
     case invalidTimeout(Double)
+    /// The request has no URL (an adapter removed it, say).
+    case missingURL
 
     /// A sentence saying what is wrong; text is shown escaped, so a control character cannot
     /// break a log line either.
@@ -29,6 +31,8 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
                 + "the request was not sent."
         case .invalidTimeout(let seconds):
             return "The timeout \(seconds) is not a positive number of seconds; the request was not sent."
+        case .missingURL:
+            return "The request has no URL; it was not sent."
         }
     }
 

@@ -228,9 +228,11 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// Throws unless the request can go on the wire as it is: a positive timeout, a token for a
-    /// method, tokens for header names and no control characters in header values (RFC 9110).
+    /// Throws unless the request can go on the wire as it is: a URL, a positive timeout, a token
+    /// for a method, tokens for header names and no control characters in header values (RFC 9110).
     private static func validate(_ request: URLRequest) throws(RequestValidationError) {
+        // FoundationNetworking traps on a request without a URL.
+        guard request.url != nil else { throw .missingURL }
         let method = request.httpMethod ?? HTTPMethod.get.rawValue
         guard HTTPMethod(rawValue: method).isValid else { throw .invalidMethod(method) }
         for (name, value) in request.allHTTPHeaderFields ?? [:] {

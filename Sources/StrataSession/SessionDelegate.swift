@@ -26,6 +26,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         let uploadProgress: (progress: Progress, report: @Sendable (Progress) -> Void)?
         let download: (destination: URL, progress: Progress?, report: (@Sendable (Progress) -> Void)?)?
         var downloadError: (any Error)?
+        /// Set on the delegate queue when the task was cancelled, so later callbacks leave it alone.
+        var isCancelled = false
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -61,7 +63,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     /// keeps the completion, and so the removal, behind the report.
     func cancel(_ task: URLSessionTask, in session: URLSession) {
         session.delegateQueue.addOperation { [self] in
-            guard records.withLock({ $0[task.taskIdentifier] != nil }) else { return }
+            let isRunning = records.withLock { records -> Bool in
+                guard records[task.taskIdentifier] != nil else { return false }
+                records[task.taskIdentifier]?.isCancelled = true
+                return true
+            }
+            guard isRunning else { return }
             task.cancel()
             #if canImport(FoundationNetworking)
                 _ = task.priority
@@ -100,6 +107,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     }
 
     /// Declines every redirect: the task ends with the 3xx response, and the pipeline decides.
+    ///
+    /// A task cancelled before this callback ran is left alone: on Linux, answering a redirect the
+    /// task no longer waits for traps ("Received callback for HTTP redirection, but we're not
+    /// waiting for it"), and the cancellation ends the task anyway. Both run on the delegate queue,
+    /// so the flag set by ``cancel(_:in:)`` is seen here.
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -107,6 +119,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
+        guard records.withLock({ $0[task.taskIdentifier].map { !$0.isCancelled } ?? false }) else { return }
         completionHandler(nil)
     }
 

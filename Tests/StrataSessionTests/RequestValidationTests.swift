@@ -64,6 +64,19 @@ import Testing
         #expect(stub.requests.isEmpty)
     }
 
+    @Test func anAdapterThatRemovesTheURLFailsTheRequestRatherThanTheProcess() async throws {
+        struct Careless: RequestAdapter {
+            func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+                var request = request
+                request.url = nil
+                completion(.success(request))
+            }
+        }
+        let (error, stub) = try await error(of: base, adapters: [Careless()])
+        #expect(error == .missingURL)
+        #expect(stub.requests.isEmpty)
+    }
+
     @Test func whatAnAdapterAddsIsCheckedToo() async throws {
         let (error, stub) = try await error(of: base, adapters: [HeadersAdapter(["X-Signature": "a\r\nb"])])
         #expect(error == .invalidHeaderValue(name: "X-Signature"))
