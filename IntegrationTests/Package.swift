@@ -40,6 +40,15 @@ let package = Package(
             ],
             swiftSettings: settings
         ),
+        .executableTarget(
+            name: "FaultProbe",
+            dependencies: [
+                "StrataTestServer",
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataTesting", package: "Strata"),
+            ],
+            swiftSettings: settings
+        ),
         .testTarget(
             name: "StrataIntegrationTests",
             dependencies: [

@@ -27,7 +27,7 @@ swift test --package-path IntegrationTests --no-parallel
 
 step "Integration load and cancellation tests under ThreadSanitizer"
 swift test --package-path IntegrationTests --no-parallel --sanitize=thread --scratch-path IntegrationTests/.build-tsan \
-    --filter 'LoadTests|cancelling|LinuxDefectTests|AuthenticationTests|Cancelled' \
+    --filter 'LoadTests|cancelling|LinuxDefectTests|AuthenticationTests|Cancelled|aStorm' \
     --skip residentMemoryDoesNotGrowOverALongRun  # ThreadSanitizer's shadow memory makes RSS meaningless
 
 step "Multipart upload memory check: 256 MiB through the loopback server, peak resident memory under 100 MiB"

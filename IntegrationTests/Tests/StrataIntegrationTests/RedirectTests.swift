@@ -44,6 +44,61 @@ import Testing
         }
     }
 
+    /// Across origins only what the caller set for this one request goes on: not the
+    /// configuration's headers, not a header the redaction registers as secret, not what an
+    /// adapter bound to the first origin adds; adapters run again for the new origin.
+    @Test(arguments: [302, 307])
+    func aCrossOriginRedirectKeepsOnlyWhatTheCallerSetForThisRequest(code: Int) async throws {
+        try await Harness.with { (harness) async throws in
+            let server = harness.server
+            let manager = URLSessionManager(
+                adapters: [
+                    HeadersAdapter(["X-Adapter-Key": "bound"], origins: [try #require(Origin(server.baseURL))]),
+                    HeadersAdapter(["X-Everywhere": "yes"]),
+                ],
+                redaction: Redaction(extraHeaderNames: ["X-Api-Key"])
+            )
+            let transfer = DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(
+                        baseURL: server.baseURL, headers: ["X-Config": "shared", "Accept": "application/json"]),
+                    sessionManager: manager),
+                completionQueue: .global())
+            let echo = try await transfer.request(
+                Endpoint<EchoReply>(
+                    path: "redirect-other-origin/\(code)",
+                    headerParameters: ["X-Api-Key": "k3y", "X-Trace": "kept", "Accept": "application/json"],
+                    queryParameters: ["path": "/echo"]
+                )
+            )
+            #expect(echo.origin == server.otherOriginURL.absoluteString)
+            for name in ["x-config", "x-api-key", "x-adapter-key"] {
+                #expect(echo.headers[name] == nil, "\(name) crossed to another origin")
+            }
+            #expect(echo.headers["x-trace"] == "kept")
+            #expect(echo.headers["accept"] == "application/json")
+            #expect(echo.headers["x-everywhere"] == "yes")
+        }
+    }
+
+    /// The policy decides with no lock of Strata's held: a decision that starts a request on the
+    /// same manager finishes, and so does the request it started.
+    @Test func aRedirectDecisionThatStartsARequestOnTheSameManagerFinishes() async throws {
+        try await Harness.with { (harness) async throws in
+            let inner = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
+            let service = harness.network
+            let policy = RedirectPolicy.custom { next, _ in
+                service.request(endpoint: Endpoint<Void>(path: "echo"), completion: inner.record)
+                return next
+            }
+            let echo = try await harness.transfer.request(
+                Endpoint<EchoReply>(
+                    path: "redirect/302", queryParameters: ["to": "/echo/landed"], redirectPolicy: policy))
+            #expect(echo.path == "/echo/landed")
+            #expect(try #require(await inner.first(timeout: 10)).failureStatus == nil)
+        }
+    }
+
     @Test(arguments: [302, 307])
     func aSameOriginRedirectKeepsThem(code: Int) async throws {
         try await Harness.with { (harness) async throws in

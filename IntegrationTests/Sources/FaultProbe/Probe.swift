@@ -1,0 +1,325 @@
+import Foundation
+import Strata
+import StrataTestServer
+import StrataTesting
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One case of the fault matrix: what the server does, what the client asks for, and how it may end.
+struct Scenario {
+    /// What the server does with each connection.
+    var script: @Sendable (RawConnection) -> Void
+    /// How the request ends: the outcomes allowed (see ``Probe/outcome(_:)``).
+    var expected: Set<String>
+    /// The request's timeout.
+    var timeout: TimeInterval = 3
+    /// How long the case may take, from the request to its completion.
+    var bound: Duration = .seconds(5)
+    /// How the response is read.
+    var response: ResponseKind = .data
+    /// A POST with a body, rather than a GET.
+    var posts = false
+
+    enum ResponseKind {
+        /// The body as it is.
+        case data
+        /// JSON, into a `ParameterValue`.
+        case json
+        /// XML, into ``Probe/Note``.
+        case xml
+    }
+}
+
+enum Probe {
+    /// What XML cases decode into.
+    struct Note: Decodable, Sendable {
+        let v: String?
+    }
+
+    static func run(_ fault: FaultCase) async -> FaultReport {
+        if fault == .downgrade {
+            return await downgrade()
+        }
+        let scenario = scenario(for: fault)
+        let server: RawServer
+        do {
+            server = try RawServer(script: scenario.script)
+        } catch {
+            return FaultReport(
+                fault: fault, outcome: "none", elapsedMilliseconds: 0, calls: 0, boundMilliseconds: 0,
+                problems: ["the raw server did not start: \(error)"])
+        }
+        defer { server.shutdown() }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: scenario.timeout),
+                sessionManager: URLSessionManager()
+            ),
+            completionQueue: .global()
+        )
+        let method: HTTPMethod = scenario.posts ? .post : .get
+        let body: [String: ParameterValue] =
+            scenario.posts ? ["payload": .string(String(repeating: "x", count: 4_096))] : [:]
+        switch scenario.response {
+        case .data:
+            let result = await measure(Endpoint<Data>(path: "fault", method: method, bodyParameters: body), transfer)
+            var report = report(fault, scenario, result)
+            if fault == .contentLengthShorterThanBody, case .success(let data) = result.result,
+                data != Data("01234".utf8)
+            {
+                report.problems.append("the body was \(data.count) bytes, not the 5 announced")
+            }
+            return report
+        case .json:
+            return report(fault, scenario, await measure(Endpoint<ParameterValue>(path: "fault"), transfer))
+        case .xml:
+            let endpoint = Endpoint<Note>(path: "fault", responseDecoder: XMLResponseDecoder())
+            let result = await measure(endpoint, transfer)
+            var report = report(fault, scenario, result)
+            let secret = (try? String(contentsOfFile: "/etc/hostname", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if case .success(let note) = result.result, let secret, !secret.isEmpty, note.v?.contains(secret) == true {
+                report.problems.append("an external entity was resolved: the value holds a local file")
+            }
+            return report
+        }
+    }
+
+    // MARK: - The scenarios
+
+    static func scenario(for fault: FaultCase) -> Scenario {
+        switch fault {
+        case .closeBeforeAnyByte:
+            return Scenario(
+                script: {
+                    $0.readHead(); $0.close()
+                }, expected: ["transport"])
+        case .resetBeforeBody:
+            return Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n")
+                    Thread.sleep(forTimeInterval: 0.05)
+                    connection.reset()
+                }, expected: ["transport"])
+        case .resetMidBody:
+            return Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n")
+                    connection.write(String(repeating: "a", count: 40))
+                    Thread.sleep(forTimeInterval: 0.1)
+                    connection.reset()
+                }, expected: ["transport"])
+        case .contentLengthLongerThanBody:
+            return answer(head: "HTTP/1.1 200 OK\r\nContent-Length: 1000", body: "0123456789", expected: ["transport"])
+        case .contentLengthShorterThanBody:
+            return answer(head: "HTTP/1.1 200 OK\r\nContent-Length: 5", body: "0123456789", expected: ["value"])
+        case .malformedStatusLine:
+            return raw("HTTP/1.1 two hundred OK?\r\nbroken header line\r\n\r\nbody", expected: ["transport"])
+        case .http09Garbage:
+            return raw("I am not HTTP at all, only bytes\r\nand more bytes\r\n\r\n", expected: ["transport"])
+        case .status999:
+            return answer(head: "HTTP/1.1 999 Strange", body: "odd", expected: ["status 999"])
+        case .continueThenNothing:
+            return Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write("HTTP/1.1 100 Continue\r\n\r\n")
+                    connection.waitForClose()
+                }, expected: ["timedOut"], timeout: 1, bound: .milliseconds(2_500), posts: true)
+        case .badChunkSize:
+            return raw(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
+                expected: ["transport"])
+        case .neverAnswers:
+            return Scenario(
+                script: {
+                    $0.readHead(); $0.waitForClose()
+                }, expected: ["timedOut"], timeout: 1,
+                bound: .milliseconds(2_500))
+        case .slowDrip:
+            return Scenario(
+                script: { connection in
+                    connection.readHead()
+                    guard connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n") else { return }
+                    while connection.write("x") {
+                        Thread.sleep(forTimeInterval: 0.1)
+                    }
+                }, expected: ["timedOut"], timeout: 2, bound: .milliseconds(3_500))
+        case .megabyteOfHeaders:
+            let filler = (0..<10_000).map { "X-Filler-\($0): " + String(repeating: "f", count: 84) }
+            return answer(
+                head: (["HTTP/1.1 200 OK"] + filler + ["Content-Length: 2"]).joined(separator: "\r\n"), body: "ok",
+                expected: ["transport"])
+        case .invalidGzip:
+            return answer(
+                head: "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 24",
+                body: "this is not gzip at all!", expected: ["transport"])
+        case .invalidJSON:
+            return document(#"{"a": [1, 2"#, type: "application/json", response: .json)
+        case .deepJSON:
+            let depth = 100_000
+            return document(
+                String(repeating: "[", count: depth) + String(repeating: "]", count: depth), type: "application/json",
+                response: .json)
+        case .invalidXML:
+            return document("<note><v>x</note>", type: "application/xml", response: .xml)
+        case .deepXML:
+            let depth = 100_000
+            return document(
+                String(repeating: "<v>", count: depth) + String(repeating: "</v>", count: depth),
+                type: "application/xml", response: .xml)
+        case .entityExpansion:
+            var entities = #"<!ENTITY l0 "lol">"#
+            for level in 1...9 {
+                entities += "<!ENTITY l\(level) \"" + String(repeating: "&l\(level - 1);", count: 10) + "\">"
+            }
+            return document(
+                #"<?xml version="1.0"?><!DOCTYPE note [\#(entities)]><note><v>&l9;</v></note>"#,
+                type: "application/xml", response: .xml)
+        case .externalEntity:
+            var scenario = document(
+                #"<?xml version="1.0"?><!DOCTYPE note [<!ENTITY x SYSTEM "file:///etc/hostname">]><note><v>&x;</v></note>"#,
+                type: "application/xml", response: .xml)
+            scenario.expected = ["value", "parsing"]
+            return scenario
+        case .redirectToFile:
+            return answer(
+                head: "HTTP/1.1 302 Found\r\nLocation: file:///etc/passwd", body: "",
+                expected: ["redirect.unsupportedScheme"])
+        case .redirectToFTP:
+            return answer(
+                head: "HTTP/1.1 302 Found\r\nLocation: ftp://files.example.com/pub/x", body: "",
+                expected: ["redirect.unsupportedScheme"])
+        case .invalidLocation:
+            return answer(
+                head: "HTTP/1.1 301 Moved\r\nLocation: http://[::1", body: "", expected: ["redirect.invalidLocation"])
+        case .redirectLoop:
+            return answer(head: "HTTP/1.1 302 Found\r\nLocation: /fault", body: "", expected: ["redirect.loop"])
+        case .unparsableRedirectHost:
+            return answer(
+                head: "HTTP/1.1 302 Found\r\nLocation: //ex%20ample.com/x", body: "",
+                expected: ["redirect.invalidLocation", "transport"])
+        case .downgrade:
+            return Scenario(script: { $0.close() }, expected: ["redirect.insecureRedirect"])
+        }
+    }
+
+    /// These bytes exactly, then the connection closes.
+    private static func raw(_ bytes: String, expected: Set<String>) -> Scenario {
+        Scenario(
+            script: { connection in
+                connection.readHead()
+                connection.write(bytes)
+                connection.close()
+            }, expected: expected)
+    }
+
+    /// A response with this head (the status line and headers) and body, then the connection closes.
+    private static func answer(head: String, body: String, expected: Set<String>) -> Scenario {
+        raw(head + "\r\nConnection: close\r\n\r\n" + body, expected: expected)
+    }
+
+    /// A `200` with a document of `type` that cannot be decoded into what is asked for.
+    private static func document(_ text: String, type: String, response: Scenario.ResponseKind) -> Scenario {
+        var scenario = answer(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: \(type)\r\nContent-Length: \(text.utf8.count)", body: text,
+            expected: ["parsing"])
+        scenario.response = response
+        return scenario
+    }
+
+    /// `https` down to `http`: no TLS server runs here, so the `https` origin is a stub, which
+    /// answers every request with a redirect to a plain `http` URL.
+    private static func downgrade() async -> FaultReport {
+        let scenario = scenario(for: .downgrade)
+        let stub = URLProtocolStub { _ in .response(statusCode: 302, headers: ["Location": "http://127.0.0.1:9/plain"])
+        }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: stub.baseURL, timeoutInterval: scenario.timeout),
+                sessionManager: URLSessionManager(configuration: stub.makeSessionConfiguration())
+            ),
+            completionQueue: .global()
+        )
+        var report = report(.downgrade, scenario, await measure(Endpoint<Data>(path: "fault"), transfer))
+        if stub.requests.contains(where: { $0.url?.scheme == "http" }) {
+            report.problems.append("a request went out over plain http")
+        }
+        return report
+    }
+
+    // MARK: - Measuring
+
+    struct Measured<Value: Sendable> {
+        var result: Result<Value, DataTransferError>?
+        var elapsed: Duration
+        var calls: Int
+    }
+
+    /// Runs `endpoint` and counts its completions for a while after the first.
+    static func measure<Response: Decodable & Sendable>(
+        _ endpoint: Endpoint<Response>, _ transfer: DefaultDataTransferService
+    ) async -> Measured<Response> {
+        let recorder = CompletionRecorder<Result<Response, DataTransferError>>()
+        let started = ContinuousClock.now
+        transfer.request(with: endpoint, completion: recorder.record)
+        let result = await recorder.first(timeout: 30)
+        let elapsed = ContinuousClock.now - started
+        try? await Task.sleep(for: .milliseconds(300))
+        return Measured(result: result, elapsed: elapsed, calls: recorder.callCount)
+    }
+
+    static func report<Value>(_ fault: FaultCase, _ scenario: Scenario, _ measured: Measured<Value>) -> FaultReport {
+        let outcome = measured.result.map(outcome) ?? "none within 30 s"
+        var problems: [String] = []
+        if !scenario.expected.contains(outcome) {
+            problems.append("ended with \(outcome), not \(scenario.expected.sorted().joined(separator: " or "))")
+        }
+        if measured.elapsed > scenario.bound {
+            problems.append("took \(measured.elapsed), more than \(scenario.bound)")
+        }
+        if measured.calls != 1 {
+            problems.append("the completion ran \(measured.calls) times")
+        }
+        return FaultReport(
+            fault: fault, outcome: outcome, elapsedMilliseconds: Int(measured.elapsed / .milliseconds(1)),
+            calls: measured.calls, boundMilliseconds: Int(scenario.bound / .milliseconds(1)), problems: problems)
+    }
+
+    /// `value`, or the kind of the error: `transport`, `timedOut`, `parsing`, `status 999`, `redirect.loop`…
+    static func outcome<Value>(_ result: Result<Value, DataTransferError>) -> String {
+        switch result {
+        case .success: return "value"
+        case .failure(.parsing): return "parsing"
+        case .failure(.noResponse): return "noResponse"
+        case .failure(.resolvedNetworkFailure(let error)): return "resolved \(type(of: error))"
+        case .failure(.networkFailure(let error)):
+            switch error {
+            case .transport: return "transport"
+            case .timedOut: return "timedOut"
+            case .cancelled: return "cancelled"
+            case .notConnected: return "notConnected"
+            case .invalidResponse: return "invalidResponse"
+            case .unacceptableStatusCode(let response): return "status \(response.statusCode)"
+            case .redirect(let redirect): return "redirect." + kind(of: redirect)
+            case .urlGeneration, .encoding, .invalidRequest: return "request"
+            case .underlying(let underlying): return "underlying \(type(of: underlying))"
+            }
+        }
+    }
+
+    private static func kind(of error: RedirectError) -> String {
+        switch error {
+        case .tooManyRedirects: return "tooManyRedirects"
+        case .loop: return "loop"
+        case .insecureRedirect: return "insecureRedirect"
+        case .unsupportedScheme: return "unsupportedScheme"
+        case .invalidLocation: return "invalidLocation"
+        case .bodyNotReplayable: return "bodyNotReplayable"
+        }
+    }
+}

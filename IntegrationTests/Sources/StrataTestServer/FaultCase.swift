@@ -1,0 +1,96 @@
+/// The cases of the fault matrix: answers a hostile or broken server gives, each run through every
+/// Strata layer by the `FaultProbe` executable in a process of its own, so that a crash is one
+/// failed case and not the end of the suite.
+///
+/// Each must end with a value or a typed error, within its bound, with the completion called
+/// exactly once, and the process alive.
+public enum FaultCase: String, CaseIterable, Codable, Sendable {
+    /// The connection closes before a byte of the response.
+    case closeBeforeAnyByte = "close-before-any-byte"
+    /// The status line and headers, then a reset before the body.
+    case resetBeforeBody = "reset-before-body"
+    /// A reset in the middle of the body.
+    case resetMidBody = "reset-mid-body"
+    /// `Content-Length: 1000`, 10 bytes, then the connection closes.
+    case contentLengthLongerThanBody = "content-length-longer"
+    /// `Content-Length: 5` and 10 bytes.
+    case contentLengthShorterThanBody = "content-length-shorter"
+    /// A status line that is not one.
+    case malformedStatusLine = "malformed-status-line"
+    /// Bytes with no status line at all, as HTTP/0.9 would answer.
+    case http09Garbage = "http09-garbage"
+    /// Status 999.
+    case status999 = "status-999"
+    /// `100 Continue`, then nothing, with the connection open.
+    case continueThenNothing = "continue-then-nothing"
+    /// A chunk size that is not hexadecimal.
+    case badChunkSize = "bad-chunk-size"
+    /// The request is read and never answered.
+    case neverAnswers = "never-answers"
+    /// A body dripped a byte every 100 ms, forever.
+    case slowDrip = "slow-drip"
+    /// 1 MB of header lines.
+    case megabyteOfHeaders = "megabyte-of-headers"
+    /// `Content-Encoding: gzip` over bytes that are not gzip.
+    case invalidGzip = "invalid-gzip"
+    /// A JSON body that is not JSON.
+    case invalidJSON = "invalid-json"
+    /// JSON arrays nested 100,000 deep.
+    case deepJSON = "deep-json"
+    /// An XML body that is not well-formed.
+    case invalidXML = "invalid-xml"
+    /// XML elements nested 100,000 deep.
+    case deepXML = "deep-xml"
+    /// Entities that expand a billion times ("billion laughs").
+    case entityExpansion = "entity-expansion"
+    /// An external entity naming a local file.
+    case externalEntity = "external-entity"
+    /// A redirect to a `file:` URL.
+    case redirectToFile = "redirect-to-file"
+    /// A redirect to an `ftp:` URL.
+    case redirectToFTP = "redirect-to-ftp"
+    /// A `Location` that is not a URL.
+    case invalidLocation = "invalid-location"
+    /// A redirect back to the same URL.
+    case redirectLoop = "redirect-loop"
+    /// A redirect from `https` down to `http`.
+    case downgrade = "downgrade"
+    /// A protocol-relative `Location` whose host is percent-encoded (`//ex%20ample.com/`), which
+    /// FoundationNetworking turns into no URL and traps on, before any delegate is asked.
+    case unparsableRedirectHost = "unparsable-redirect-host"
+
+    /// Whether the case is known to crash over URLSession on Linux, where Strata cannot step in.
+    public var crashesFoundationNetworking: Bool {
+        self == .unparsableRedirectHost
+    }
+}
+
+/// What the `FaultProbe` executable reports for one case, as a line of JSON on its standard output.
+public struct FaultReport: Codable, Sendable {
+    /// The case.
+    public var fault: FaultCase
+    /// How the request ended: `value`, or the error's kind (`transport`, `timedOut`, `parsing`,
+    /// `status 999`, `redirect.loop`, …).
+    public var outcome: String
+    /// How long it took.
+    public var elapsedMilliseconds: Int
+    /// How many times the completion ran.
+    public var calls: Int
+    /// How long it may take.
+    public var boundMilliseconds: Int
+    /// What was wrong, empty when nothing was.
+    public var problems: [String]
+
+    /// Creates a report.
+    public init(
+        fault: FaultCase, outcome: String, elapsedMilliseconds: Int, calls: Int, boundMilliseconds: Int,
+        problems: [String]
+    ) {
+        self.fault = fault
+        self.outcome = outcome
+        self.elapsedMilliseconds = elapsedMilliseconds
+        self.calls = calls
+        self.boundMilliseconds = boundMilliseconds
+        self.problems = problems
+    }
+}

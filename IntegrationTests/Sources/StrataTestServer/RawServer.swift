@@ -1,0 +1,232 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A TCP server on 127.0.0.1 whose every byte a test writes itself, for answers no HTTP library
+/// would produce: a reset in the middle of a body, HTTP/0.9 garbage, a byte a second forever.
+///
+/// Each connection is handed to `script` on a thread of its own, with blocking reads and writes.
+///
+/// ```swift
+/// let server = try RawServer { connection in
+///     _ = connection.readHead()
+///     connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten!!")
+///     connection.reset()
+/// }
+/// defer { server.shutdown() }
+/// ```
+public final class RawServer: Sendable {
+    /// `http://127.0.0.1:<port>`.
+    public let baseURL: URL
+    private let listener: Int32
+    private let accepted = NIOLockedValueBox(0)
+
+    /// Starts listening on a port the system chooses and accepts connections until ``shutdown()``.
+    public init(script: @escaping @Sendable (RawConnection) -> Void) throws {
+        let socket = Socket.tcp()
+        guard socket >= 0 else { throw RawServerError.socket(errno) }
+        var yes: Int32 = 1
+        _ = setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = Socket.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(socket, 128) == 0 else {
+            close(socket)
+            throw RawServerError.socket(errno)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        guard let url = URL(string: "http://127.0.0.1:\(port)") else {
+            close(socket)
+            throw RawServerError.socket(0)
+        }
+        listener = socket
+        baseURL = url
+        let counter = accepted
+        let thread = Thread {
+            while true {
+                let connection = accept(socket, nil, nil)
+                guard connection >= 0 else {
+                    if errno == EINTR { continue }
+                    return  // the listener was shut down
+                }
+                counter.withLockedValue { $0 += 1 }
+                let worker = Thread { script(RawConnection(descriptor: connection)) }
+                worker.start()
+            }
+        }
+        thread.start()
+    }
+
+    /// How many connections were accepted so far.
+    public var connectionCount: Int {
+        accepted.withLockedValue { $0 }
+    }
+
+    /// A URL on this server.
+    public func url(_ pathAndQuery: String) -> URL {
+        URL(string: baseURL.absoluteString + pathAndQuery) ?? baseURL
+    }
+
+    /// Stops accepting connections; those already open run their scripts to the end.
+    public func shutdown() {
+        Socket.shutdown(listener)
+        Socket.close(listener)
+    }
+}
+
+/// Why a raw server could not start.
+public enum RawServerError: Error {
+    /// A socket call failed with this `errno`.
+    case socket(Int32)
+}
+
+/// One accepted connection: raw reads and writes, a close, a reset. Sendable: `lock` guards
+/// `isOpen`, and the descriptor is used by the one script thread that owns the connection.
+public final class RawConnection: @unchecked Sendable {  // the lock guards the mutable state
+    private let descriptor: Int32
+    private let lock = NIOLock()
+    private var isOpen = true
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        Socket.disableSIGPIPE(descriptor)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Reads up to the end of the request head (`CRLF CRLF`), at most 64 KiB; what came with it
+    /// of a body stays unread. `nil` if the peer closed first.
+    @discardableResult
+    public func readHead() -> String? {
+        var head: [UInt8] = []
+        var byte: UInt8 = 0
+        while head.count < 65_536 {
+            guard recv(descriptor, &byte, 1, 0) == 1 else { return nil }
+            head.append(byte)
+            if head.count >= 4, head.suffix(4) == [13, 10, 13, 10] {
+                return String(decoding: head, as: UTF8.self)
+            }
+        }
+        return String(decoding: head, as: UTF8.self)
+    }
+
+    /// Writes `bytes`; `false` once the peer is gone.
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes {
+                send(descriptor, $0.baseAddress, $0.count, Socket.sendFlags)
+            }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    /// Writes `text` as UTF-8; `false` once the peer is gone.
+    @discardableResult
+    public func write(_ text: String) -> Bool {
+        write(Array(text.utf8))
+    }
+
+    /// Waits until the peer closes the connection (or `limit` passes), reading and dropping what it sends.
+    public func waitForClose(limit: Duration = .seconds(120)) {
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let end = ContinuousClock.now + limit
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while ContinuousClock.now < end {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { return }
+        }
+    }
+
+    /// Closes the connection in order (FIN).
+    public func close() {
+        lock.withLock {
+            guard isOpen else { return }
+            isOpen = false
+            Socket.close(descriptor)
+        }
+    }
+
+    /// Closes the connection with a reset (RST): unsent data is dropped and the peer sees an error.
+    public func reset() {
+        var immediately = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &immediately, socklen_t(MemoryLayout<linger>.size))
+        close()
+    }
+}
+
+/// The few socket calls whose types differ between Linux and Darwin, written once.
+private enum Socket {
+    /// A new TCP socket, or -1.
+    static func tcp() -> Int32 {
+        #if canImport(Glibc)
+            socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+    }
+
+    /// `127.0.0.1:port`.
+    static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        #if canImport(Darwin)
+            address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+
+    /// What `send` needs so that writing to a closed peer fails instead of raising SIGPIPE.
+    static var sendFlags: Int32 {
+        #if canImport(Glibc)
+            Int32(MSG_NOSIGNAL)
+        #else
+            0
+        #endif
+    }
+
+    /// Stops a listener: a blocked `accept` returns.
+    static func shutdown(_ descriptor: Int32) {
+        #if canImport(Glibc)
+            _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+        #else
+            _ = Darwin.shutdown(descriptor, SHUT_RDWR)
+        #endif
+    }
+
+    static func close(_ descriptor: Int32) {
+        #if canImport(Glibc)
+            _ = Glibc.close(descriptor)
+        #else
+            _ = Darwin.close(descriptor)
+        #endif
+    }
+
+    /// On Darwin, SIGPIPE is turned off per socket instead.
+    static func disableSIGPIPE(_ descriptor: Int32) {
+        #if canImport(Darwin)
+            var yes: Int32 = 1
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+}
