@@ -51,7 +51,7 @@ public struct Redaction: Hashable, Sendable {
     }
 
     /// The policy of the process: what descriptions of Strata's errors and responses hide, and the
-    /// default of ``/StrataService/ConsoleNetworkLogger`` and `URLSessionManager` (which removes
+    /// default of `ConsoleNetworkLogger` and `URLSessionManager` (which removes
     /// its header names from redirects to other origins). Set it once at start-up, before creating
     /// loggers and session managers; reading and setting it are thread-safe.
     public static var standard: Redaction {

@@ -42,7 +42,7 @@ public enum NetworkLogLevel: Int, Comparable, Sendable {
 /// `access_token`, …, and yours) in JSON, form, multipart and XML bodies, and any user or password
 /// in the URL are replaced by a placeholder. Any other body (plain text, HTML, binary, or one that
 /// does not parse as its type says) is written as its type and size only; see
-/// ``/StrataCore/Redaction/redact(body:contentType:)``.
+/// `Redaction.redact(body:contentType:)`.
 ///
 /// ```swift
 /// let logger = ConsoleNetworkLogger(level: .verbose, redaction: Redaction(extraHeaderNames: ["X-Api-Key"]))
