@@ -165,3 +165,40 @@ extension ParameterValue {
         return false
     }
 }
+
+/// How deep a JSON document nests, read from its bytes before any parser recurses into it.
+package enum JSONNesting {
+    /// Whether arrays and objects in `document` nest more than `maximum` levels deep. One pass over
+    /// the bytes, skipping strings; it does not check that the document is valid JSON.
+    package static func exceeds(_ maximum: Int, in document: Data) -> Bool {
+        document.withUnsafeBytes { bytes in
+            var depth = 0
+            var inString = false
+            var escaped = false
+            for byte in bytes {
+                if inString {
+                    if escaped {
+                        escaped = false
+                    } else if byte == UInt8(ascii: "\\") {
+                        escaped = true
+                    } else if byte == UInt8(ascii: "\"") {
+                        inString = false
+                    }
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "\""):
+                    inString = true
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    depth += 1
+                    if depth > maximum { return true }
+                case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                    depth -= 1
+                default:
+                    continue
+                }
+            }
+            return false
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import StrataCore
 
 /// Turns a response body into the value an endpoint promises.
 ///
@@ -17,18 +18,30 @@ public protocol ResponseDecoder: Sendable {
 /// decoder.dateDecodingStrategy = .iso8601
 /// let endpoint = Endpoint<User>(path: "me", responseDecoder: JSONResponseDecoder(decoder: decoder))
 /// ```
+///
+/// A body nesting arrays and objects deeper than ``maximumDepth`` is refused before `JSONDecoder`
+/// sees it: decoding recurses once per level (through your types too), and a few hundred levels
+/// exhaust a 512 KiB stack, which is what a secondary thread gets on Apple platforms.
 public struct JSONResponseDecoder: ResponseDecoder {
     /// The decoder used.
     public let decoder: JSONDecoder
+    /// The most levels of arrays and objects a body may nest. Defaults to
+    /// ``/StrataCore/ParameterValue/defaultMaximumDepth``.
+    public let maximumDepth: Int
 
     /// Creates a JSON response decoder.
-    public init(decoder: JSONDecoder = JSONDecoder()) {
+    public init(decoder: JSONDecoder = JSONDecoder(), maximumDepth: Int = ParameterValue.defaultMaximumDepth) {
         self.decoder = decoder
+        self.maximumDepth = maximumDepth
     }
 
     /// Decodes `data` as JSON.
+    /// - Throws: ``ResponseDecodingError/nestingTooDeep(maximum:)``, or the `JSONDecoder`'s error.
     public func decode<T: Decodable>(_ data: Data, as type: T.Type) throws -> T {
-        try decoder.decode(type, from: data)
+        guard !JSONNesting.exceeds(maximumDepth, in: data) else {
+            throw ResponseDecodingError.nestingTooDeep(maximum: maximumDepth)
+        }
+        return try decoder.decode(type, from: data)
     }
 }
 
@@ -77,6 +90,8 @@ public enum ResponseDecodingError: Error, Hashable, Sendable, LocalizedError, Cu
     case unsupportedType(String, decoder: String)
     /// The body is not valid text in the given encoding.
     case invalidText(encoding: String)
+    /// The body nests more than `maximum` levels deep, more than the decoder accepts.
+    case nestingTooDeep(maximum: Int)
 
     /// A sentence saying what was wrong.
     public var errorDescription: String? {
@@ -85,6 +100,8 @@ public enum ResponseDecodingError: Error, Hashable, Sendable, LocalizedError, Cu
             return "\(decoder) cannot produce a value of type \(type)."
         case .invalidText(let encoding):
             return "The response body is not valid \(encoding) text."
+        case .nestingTooDeep(let maximum):
+            return "The response body nests more than \(maximum) levels deep, more than the decoder accepts."
         }
     }
 

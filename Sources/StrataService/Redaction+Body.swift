@@ -38,10 +38,13 @@ extension Redaction {
         }
         let looksLikeJSON = type.isEmpty && [UInt8(ascii: "{"), UInt8(ascii: "[")].contains(body.first)
         if type == "application/json" || type.hasSuffix("+json") || looksLikeJSON {
-            guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) else {
-                return summary(type.isEmpty ? nil : "not valid JSON")
+            guard !JSONNesting.exceeds(ParameterValue.defaultMaximumDepth, in: body) else {
+                return summary("nested too deep to show")
             }
-            return renderJSON(object).map(RenderedBody.text) ?? summary("nested too deep to show")
+            guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+                let text = renderJSON(object)
+            else { return summary(type.isEmpty ? nil : "not valid JSON") }
+            return .text(text)
         }
         if type == "application/x-www-form-urlencoded" {
             guard let text = String(data: body, encoding: .utf8) else { return summary("not UTF-8") }
@@ -64,33 +67,24 @@ extension Redaction {
     // MARK: - JSON
 
     private func renderJSON(_ object: Any) -> String? {
-        guard let redacted = redactJSON(object, depth: 0),
-            let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .fragmentsAllowed])
-        else { return nil }
+        let options: JSONSerialization.WritingOptions = [.sortedKeys, .fragmentsAllowed]
+        guard let data = try? JSONSerialization.data(withJSONObject: redactJSON(object), options: options) else {
+            return nil
+        }
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// `value` with covered members replaced; `nil` past ``/StrataCore/ParameterValue/defaultMaximumDepth``.
-    private func redactJSON(_ value: Any, depth: Int) -> Any? {
+    /// `value` with covered members replaced. Its depth was bounded before it was parsed.
+    private func redactJSON(_ value: Any) -> Any {
         if let object = value as? [String: Any] {
-            guard depth < ParameterValue.defaultMaximumDepth else { return nil }
             var result: [String: Any] = [:]
             for (key, member) in object {
-                guard let redacted = hidesField(named: key) ? placeholder : redactJSON(member, depth: depth + 1) else {
-                    return nil
-                }
-                result[key] = redacted
+                result[key] = hidesField(named: key) ? placeholder : redactJSON(member)
             }
             return result
         }
         if let array = value as? [Any] {
-            guard depth < ParameterValue.defaultMaximumDepth else { return nil }
-            var result: [Any] = []
-            for element in array {
-                guard let redacted = redactJSON(element, depth: depth + 1) else { return nil }
-                result.append(redacted)
-            }
-            return result
+            return array.map(redactJSON)
         }
         return value
     }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataEndpoint
 import StrataService
 
 /// Turns a ``/StrataService/NetworkError`` into the error your app works with.
@@ -33,7 +34,8 @@ public struct DefaultDataTransferErrorResolver: DataTransferErrorResolver {
 /// // A 422 with {"code": "taken", "message": "…"} fails with .resolvedNetworkFailure(APIError(...))
 /// ```
 ///
-/// Errors without a response, or whose body is not a `Body`, are left as they are.
+/// Errors without a response, or whose body is not a `Body` (or nests deeper than a
+/// ``/StrataEndpoint/JSONResponseDecoder`` accepts), are left as they are.
 public struct JSONErrorBodyResolver<Body: Decodable & Error>: DataTransferErrorResolver {
     /// The decoder used for error bodies.
     public let decoder: JSONDecoder
@@ -46,7 +48,7 @@ public struct JSONErrorBodyResolver<Body: Decodable & Error>: DataTransferErrorR
     /// The decoded `Body`, or `error` when the body is missing or not a `Body`.
     public func resolve(error: NetworkError) -> any Error {
         guard let body = error.response?.body, !body.isEmpty,
-            let decoded = try? decoder.decode(Body.self, from: body)
+            let decoded = try? JSONResponseDecoder(decoder: decoder).decode(body, as: Body.self)
         else { return error }
         return decoded
     }

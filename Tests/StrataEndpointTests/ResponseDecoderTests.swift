@@ -1,6 +1,8 @@
 import Foundation
+import StrataCore
 import StrataEncoding
 import StrataEndpoint
+import StrataTesting
 import Testing
 
 @Suite struct ResponseDecoderTests {
@@ -12,6 +14,34 @@ import Testing
         let profile = try JSONResponseDecoder(decoder: decoder).decode(
             Data(#"{"first_name":"Ann"}"#.utf8), as: Profile.self)
         #expect(profile == Profile(firstName: "Ann"))
+    }
+
+    /// A server controls how deep its JSON nests; decoding recurses once per level, and a few
+    /// hundred levels exhaust a 512 KiB stack. Past the maximum, the body is refused unread.
+    @Test(arguments: [10_000, 100_000])
+    func aJSONBodyNestedTooDeepIsRefusedBeforeDecoding(depth: Int) async {
+        let body = Data((String(repeating: #"{"v":["#, count: depth) + String(repeating: "]}", count: depth)).utf8)
+        let error = await runOnThread(stackSize: 512 * 1024) { () -> ResponseDecodingError? in
+            do {
+                _ = try JSONResponseDecoder().decode(body, as: ParameterValue.self)
+                return nil
+            } catch {
+                return error as? ResponseDecodingError
+            }
+        }
+        #expect(error == .nestingTooDeep(maximum: 100))
+    }
+
+    @Test func theJSONDepthLimitCountsArraysAndObjectsButNotBracketsInStrings() throws {
+        func nested(_ depth: Int) -> Data {
+            Data((String(repeating: "[", count: depth) + #""[{\"]\"[""# + String(repeating: "]", count: depth)).utf8)
+        }
+        _ = try JSONResponseDecoder(maximumDepth: 3).decode(nested(3), as: ParameterValue.self)
+        #expect(throws: ResponseDecodingError.nestingTooDeep(maximum: 3)) {
+            try JSONResponseDecoder(maximumDepth: 3).decode(nested(4), as: ParameterValue.self)
+        }
+        let value = try JSONResponseDecoder().decode(nested(100), as: ParameterValue.self)
+        #expect(!value.nests(deeperThan: 100))
     }
 
     @Test func rawDataDecoderReturnsTheBytesAndRejectsOtherTypes() throws {

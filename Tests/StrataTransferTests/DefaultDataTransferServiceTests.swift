@@ -154,6 +154,16 @@ func makeService(
         }
     }
 
+    @Test func anErrorBodyNestedTooDeepIsNotDecodedAndStaysANetworkFailure() async throws {
+        let depth = 100_000
+        let body = json(
+            String(repeating: #"{"code":"#, count: depth) + "0" + String(repeating: "}", count: depth), status: 400)
+        let resolved = await runOnThread(stackSize: 512 * 1024) {
+            JSONErrorBodyResolver<APIError>().resolve(error: .unacceptableStatusCode(body)) is NetworkError
+        }
+        #expect(resolved)
+    }
+
     @Test func cancellationIsNeverOfferedToTheResolver() async throws {
         struct Counting: DataTransferErrorResolver {
             let calls: Locked<Int>
