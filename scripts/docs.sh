@@ -20,11 +20,12 @@ rm -rf "$out"
 mkdir -p "$out/symbol-graphs" "$out/modules"
 
 # Symbol graphs of the library targets, from a build of its own (the flags would otherwise
-# invalidate the main build).
-written="$out/symbol-graphs/all"
+# invalidate the main build). They are written next to that build, not under $out: a module the
+# build finds up to date is not compiled again, and its graph must still be there.
+written="$PWD/.build/docs-build/symbol-graphs"
 mkdir -p "$written"
 swift build --scratch-path .build/docs-build \
-    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$written" \
+    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$written" \
     -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
     -Xswiftc -symbol-graph-skip-synthesized-members >"$out/symbol-graphs.log" 2>&1 ||
     { cat "$out/symbol-graphs.log"; exit 1; }

@@ -1,6 +1,7 @@
 import Foundation
 import StrataCore
 import StrataEncoding
+import StrataTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -150,19 +151,6 @@ func randomText(using generator: inout SeededGenerator, allowEmpty: Bool) -> Str
     let length = Int.random(in: (allowEmpty ? 0 : 1)...8, using: &generator)
     return String(
         (0..<length).map { _ in pools.randomElement(using: &generator)?.randomElement(using: &generator) ?? "a" })
-}
-
-/// A deterministic generator (SplitMix64), so a failing case can be reproduced.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 @Suite struct RFC3986Tests {

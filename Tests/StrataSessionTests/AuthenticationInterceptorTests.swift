@@ -117,11 +117,8 @@ struct StaticAuthenticator: Authenticator {
             request.value(forHTTPHeaderField: "Authorization") == "Bearer \(credential.value)"
         }
 
-        /// Waits for the refresh to start, then finishes it with `token`.
+        /// Finishes the refresh under way with `token`.
         func finishRefresh(with token: StaticToken) async throws {
-            for _ in 0..<200 where pending.value.isEmpty {
-                try await Task.sleep(for: .milliseconds(10))
-            }
             let completions = pending.withLock { pending in
                 defer { pending = [] }
                 return pending
@@ -139,7 +136,12 @@ struct StaticAuthenticator: Authenticator {
         }
     }
 
-    @Test func aRefreshThatFinishesAfterSignOutDoesNotPutTheOldCredentialBack() async throws {
+    /// A request rejected for `Bearer old` through an interceptor whose refresh waits for the
+    /// test, once that refresh has started.
+    private func requestWaitingForARefresh() async throws -> (
+        stub: URLProtocolStub, authenticator: GatedAuthenticator, auth: AuthenticationInterceptor<GatedAuthenticator>,
+        recorder: CompletionRecorder<Outcome>
+    ) {
         let stub = rejectingOld()
         let authenticator = GatedAuthenticator()
         let auth = AuthenticationInterceptor(
@@ -150,6 +152,11 @@ struct StaticAuthenticator: Authenticator {
         for _ in 0..<200 where authenticator.pending.value.isEmpty {
             try await Task.sleep(for: .milliseconds(10))
         }
+        return (stub, authenticator, auth, recorder)
+    }
+
+    @Test func aRefreshThatFinishesAfterSignOutDoesNotPutTheOldCredentialBack() async throws {
+        let (stub, authenticator, auth, recorder) = try await requestWaitingForARefresh()
         auth.credential = nil  // signed out while the refresh runs
         try await authenticator.finishRefresh(with: StaticToken(value: "refreshed-old"))
         let outcome = try #require(await recorder.first())
@@ -159,16 +166,7 @@ struct StaticAuthenticator: Authenticator {
     }
 
     @Test func aRefreshThatFinishesAfterAnAccountSwitchKeepsTheNewAccount() async throws {
-        let stub = rejectingOld()
-        let authenticator = GatedAuthenticator()
-        let auth = AuthenticationInterceptor(
-            authenticator: authenticator, credential: StaticToken(value: "old"),
-            origins: [try #require(Origin(stub.baseURL))])
-        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), interceptors: [auth])
-        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
-        for _ in 0..<200 where authenticator.pending.value.isEmpty {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let (stub, authenticator, auth, recorder) = try await requestWaitingForARefresh()
         auth.credential = StaticToken(value: "other-account")
         try await authenticator.finishRefresh(with: StaticToken(value: "refreshed-old"))
         let outcome = try #require(await recorder.first())

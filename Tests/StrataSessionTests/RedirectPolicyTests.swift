@@ -159,15 +159,18 @@ import Testing
         #expect(try await outcome(request, manager: manager).error as? RedirectError == .bodyNotReplayable)
     }
 
-    /// A decision that itself starts a request on the same manager finishes: Strata holds no lock
-    /// while the policy decides.
-    @Test func aRedirectDecisionThatStartsARequestOnTheSameManagerFinishes() async throws {
-        let (origin, target) = stubs { "https://\($0.host)/" }
+    /// A manager for `origin` whose redirect decisions start a request on that same manager, inside
+    /// `hop` (which may run it at once, or on another queue), and the recorder of those requests.
+    private func managerWhoseDecisionsStartRequests(
+        _ origin: URLProtocolStub, hop: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) -> (URLSessionManager, CompletionRecorder<Outcome>) {
         let inner = CompletionRecorder<Outcome>()
         let managerBox = Locked<URLSessionManager?>(nil)
         let policy = RedirectPolicy.custom { next, _ in
-            if let manager = managerBox.value {
-                _ = manager.request(URLRequest(url: origin.baseURL), options: .init(redirectPolicy: .doNotFollow)) {
+            hop {
+                _ = managerBox.value?.request(
+                    URLRequest(url: origin.baseURL), options: .init(redirectPolicy: .doNotFollow)
+                ) {
                     inner.record(($0, $1, $2))
                 }
             }
@@ -177,32 +180,25 @@ import Testing
             configuration: origin.makeSessionConfiguration(), acceptableStatusCodes: Set(200..<400),
             redirectPolicy: policy)
         managerBox.withLock { $0 = manager }
+        return (manager, inner)
+    }
+
+    /// A decision that itself starts a request on the same manager finishes: Strata holds no lock
+    /// while the policy decides.
+    @Test func aRedirectDecisionThatStartsARequestOnTheSameManagerFinishes() async throws {
+        let (origin, target) = stubs { "https://\($0.host)/" }
+        let (manager, inner) = managerWhoseDecisionsStartRequests(origin) { $0() }
         #expect(try await outcome(URLRequest(url: origin.baseURL), manager: manager).error == nil)
         #expect(await inner.first(timeout: 10) != nil)
         #expect(target.requests.count == 1)
     }
 
-    /// A decision that hops synchronously to another queue, which starts a request on the same
-    /// manager there, finishes too.
+    /// A decision that hops synchronously to another queue, busy starting requests on the same
+    /// manager, and starts one there itself, finishes too.
     @Test func aRedirectDecisionThatHopsSynchronouslyToAQueueStartingRequestsFinishes() async throws {
         let (origin, _) = stubs { "https://\($0.host)/" }
         let queue = DispatchQueue(label: "redirect-decision-hop")
-        let inner = CompletionRecorder<Outcome>()
-        let managerBox = Locked<URLSessionManager?>(nil)
-        let policy = RedirectPolicy.custom { next, _ in
-            queue.sync {
-                guard let manager = managerBox.value else { return }
-                _ = manager.request(URLRequest(url: origin.baseURL), options: .init(redirectPolicy: .doNotFollow)) {
-                    inner.record(($0, $1, $2))
-                }
-            }
-            return next
-        }
-        let manager = URLSessionManager(
-            configuration: origin.makeSessionConfiguration(), acceptableStatusCodes: Set(200..<400),
-            redirectPolicy: policy)
-        managerBox.withLock { $0 = manager }
-        // The queue is busy starting requests on the same manager while decisions hop onto it.
+        let (manager, inner) = managerWhoseDecisionsStartRequests(origin) { queue.sync(execute: $0) }
         let outer = (0..<20).map { _ in CompletionRecorder<Outcome>() }
         for recorder in outer {
             queue.async {

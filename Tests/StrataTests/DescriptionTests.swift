@@ -44,6 +44,17 @@ import Testing
         }
     }
 
+    /// The error `endpoint` fails with.
+    private static func error(
+        of endpoint: Endpoint<[String]>, through transfer: some DataTransferService
+    ) async
+        -> DataTransferError?
+    {
+        await withCheckedContinuation { continuation in
+            transfer.request(with: endpoint) { continuation.resume(returning: $0.failure) }
+        }
+    }
+
     private static func endpoint(_ path: String) -> Endpoint<[String]> {
         Endpoint(
             path: "https://user:hunter2@\(path)?api_key=query-secret&access_token=token-secret&sig=sig-secret&page=2",
@@ -62,9 +73,7 @@ import Testing
         let transfer = DefaultDataTransferService(networkService: network, completionQueue: .global())
 
         // A transport error: the URLError it carries keeps its failing URL only redacted.
-        let failed = await failure { () async throws(DataTransferError) in
-            try await transfer.request(Self.endpoint("\(stub.host)/fail"))
-        }
+        let failed = await Self.error(of: Self.endpoint("\(stub.host)/fail"), through: transfer)
         guard case .networkFailure(.transport(let urlError))? = failed else {
             Issue.record("expected a transport failure, got \(String(describing: failed))")
             return
@@ -77,9 +86,7 @@ import Testing
         #expect(String(reflecting: failed as Any).contains("page=2"))
 
         // A status error: its response's URL, headers and body.
-        let rejected = await failure { () async throws(DataTransferError) in
-            try await transfer.request(Self.endpoint("\(stub.host)/missing"))
-        }
+        let rejected = await Self.error(of: Self.endpoint("\(stub.host)/missing"), through: transfer)
         guard case .networkFailure(let networkError)? = rejected, let response = networkError.response else {
             Issue.record("expected a 404, got \(String(describing: rejected))")
             return
@@ -124,16 +131,10 @@ import Testing
     }
 }
 
-/// The error `operation` fails with, or `nil` (and a recorded issue) if it succeeds.
-private func failure<Value>(
-    of operation: () async throws(DataTransferError) -> Value,
-    sourceLocation: SourceLocation = #_sourceLocation
-) async -> DataTransferError? {
-    do {
-        _ = try await operation()
-        Issue.record("expected a failure", sourceLocation: sourceLocation)
+extension Result {
+    /// The error, or `nil` for a success.
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
         return nil
-    } catch {
-        return error
     }
 }

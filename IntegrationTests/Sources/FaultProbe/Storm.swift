@@ -23,7 +23,7 @@ enum Storm {
                 configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 30)),
             completionQueue: .global()
         )
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let endpoints: [Endpoint<Data>] =
             [
                 "echo", "delay/30", "status/500", "status/404", "drip?size=200&chunks=4&interval=20", "gzip",
@@ -72,22 +72,5 @@ enum Storm {
         }
         let tally = outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         return ("storm of \(count) (seed \(seed)) in \(elapsed): \(tally)", problems)
-    }
-}
-
-/// SplitMix64: random numbers that a seed repeats.
-struct SeededRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
