@@ -127,8 +127,8 @@ public enum RedirectError: Error, Hashable, Sendable, LocalizedError, CustomStri
         case .unsupportedScheme(let url):
             return "The server redirected to \(redaction.redact(url)), whose scheme the redirect policy does not allow."
         case .invalidLocation(let location):
-            return
-                "The server redirected to \(redaction.redact(urlText: location).debugDescription), which is not a URL."
+            let shown = redaction.redact(urlText: String(location.prefix(200))).debugDescription
+            return "The server redirected to \(shown)\(location.count > 200 ? "…" : ""), which is not a URL."
         case .bodyNotReplayable:
             return "The server asked for the request body again on a redirect, but the body was a stream that "
                 + "cannot be read twice."

@@ -64,7 +64,7 @@ final class RequestExecution: Sendable {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = options.uploadProgress
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
-        self.originBoundHeaderNames = Set(options.originBoundHeaderNames.map { $0.lowercased() })
+        self.originBoundHeaderNames = options.originBoundHeaderNames
         self.download = options.downloadDestination.map { ($0, options.downloadProgress) }
         // The manager's chain, then the request's own interceptor, if it has one.
         self.interceptor =
@@ -247,12 +247,27 @@ final class RequestExecution: Sendable {
     // MARK: - Outcomes
 
     /// A task's outcome for `request`: a redirect to follow, or the attempt's outcome.
+    ///
+    /// A redirect is followed off the session's delegate queue, where outcomes arrive: the policy's
+    /// decision and the adapters are code of the caller's, and one that blocks there would hold up
+    /// every task of the session (and keep the loading system waiting on its redirect callbacks).
     private func arrived(_ outcome: Outcome, for request: URLRequest, hop: Hop) {
         guard outcome.error == nil, let response = outcome.response as? HTTPURLResponse,
             [301, 302, 303, 307, 308].contains(response.statusCode),
             response.value(forHTTPHeaderField: "Location") != nil,
             let decide = redirectPolicy.decide
         else { return finish(outcome) }
+        DispatchQueue.global().async { [self] in
+            follow(response, of: request, hop: hop, decide: decide, otherwise: outcome)
+        }
+    }
+
+    /// Follows the redirect `response` to `request` as `decide` says, or ends the attempt with
+    /// `outcome` when it says no.
+    private func follow(
+        _ response: HTTPURLResponse, of request: URLRequest, hop: Hop, decide: RedirectPolicy.Decision,
+        otherwise outcome: Outcome
+    ) {
         do {
             var next = try nextHop(after: hop, sent: request, response: response)
             // The policy decides with no lock held: it may start requests of its own.
@@ -325,8 +340,9 @@ final class RequestExecution: Sendable {
     /// Removes what must not leave an origin: the headers the manager's redaction calls credentials
     /// and the request's origin-bound (configuration) headers.
     private func removeOriginBoundHeaders(from request: inout URLRequest) {
+        let originBound = Set(originBoundHeaderNames.map { $0.lowercased() })
         for name in (request.allHTTPHeaderFields ?? [:]).keys
-        where core.redaction.hidesHeader(named: name) || originBoundHeaderNames.contains(name.lowercased()) {
+        where core.redaction.hidesHeader(named: name) || originBound.contains(name.lowercased()) {
             request.setValue(nil, forHTTPHeaderField: name)
         }
     }

@@ -85,15 +85,13 @@ import Testing
         let json = Data(
             #"{"user":"ann","password":"p4ss","nested":{"access_token":"t0ken-value","list":[{"PIN":"1234"}]},"authorization":"Bearer x"}"#
                 .utf8)
-        let redacted = try #require(redaction.redact(body: json, contentType: "application/json"))
+        let redacted = redaction.redact(body: json, contentType: "application/json")
         for secret in ["p4ss", "t0ken-value", "1234", "Bearer x"] {
             #expect(!redacted.contains(secret), "\(redacted)")
         }
         #expect(redacted.contains(#""user":"ann""#))
-        let form = try #require(
-            redaction.redact(
-                body: Data("user=ann&password=p4ss&token=t&pin=9".utf8),
-                contentType: "application/x-www-form-urlencoded"))
+        let form = redaction.redact(
+            body: Data("user=ann&password=p4ss&token=t&pin=9".utf8), contentType: "application/x-www-form-urlencoded")
         #expect(form == "user=ann&password=<redacted>&token=<redacted>&pin=<redacted>")
         #expect(redaction.redact(body: Data([0xFF, 0xFE]), contentType: nil) == "<2 bytes>")
     }

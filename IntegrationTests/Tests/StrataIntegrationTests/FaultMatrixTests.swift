@@ -81,7 +81,7 @@ import Testing
         process.standardOutput = output
         // A crash writes a long backtrace: to a file, which never fills up as a pipe would.
         let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("fault-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errorsFile) }
         process.standardError = try FileHandle(forWritingTo: errorsFile)
         let finished = CompletionRecorder<Void>()
