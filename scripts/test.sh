@@ -20,7 +20,9 @@ step "Unit tests"
 swift test -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 
 step "Unit tests under ThreadSanitizer (the cancellation races among them)"
-swift test --sanitize=thread --scratch-path .build-tsan
+# The nesting tests build values 100,000 levels deep, which has no race to find and, instrumented,
+# starves the timing of the others on 2 cores.
+swift test --sanitize=thread --scratch-path .build-tsan --skip NestingDepthTests
 
 step "Integration tests against the loopback server"
 swift test --package-path IntegrationTests --no-parallel

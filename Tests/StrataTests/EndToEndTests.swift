@@ -32,7 +32,9 @@ private func usersAPI(_ request: URLRequest) -> URLProtocolStub.Reply {
     case ("DELETE", _):
         return .response(statusCode: 204)
     case ("GET", "/v1/slow"):
-        return .response(statusCode: 200, body: Data(repeating: 0x41, count: 4_000), chunks: 40, chunkInterval: 0.05)
+        // 5 s of transfer, so a cancel lands mid-way even when a loaded machine (ThreadSanitizer on
+        // 2 cores) oversleeps by seconds.
+        return .response(statusCode: 200, body: Data(repeating: 0x41, count: 4_000), chunks: 40, chunkInterval: 0.125)
     default:
         return .response(statusCode: 404)
     }
@@ -110,7 +112,7 @@ private struct Stack {
             return
         }
         #expect(error.isCancelled)
-        try await Task.sleep(for: .milliseconds(2_200))
+        try await Task.sleep(for: .milliseconds(5_200))
         #expect(recorder.callCount == 1)
     }
 
