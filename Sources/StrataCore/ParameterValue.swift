@@ -149,6 +149,13 @@ extension ParameterValue {
     /// Whether arrays and objects nest more than `maximum` levels deep (a scalar is 0 levels, `[1]`
     /// and `["a": 1]` are 1). Found without recursion, so any depth is safe to ask about.
     package func nests(deeperThan maximum: Int) -> Bool {
+        // Most parameters are one level of scalars: answered without allocating anything.
+        switch self {
+        case .array(let elements) where elements.allSatisfy(\.isScalar): return maximum < 1
+        case .object(let members) where members.values.allSatisfy(\.isScalar): return maximum < 1
+        case .string, .int, .double, .bool, .date, .null: return false
+        case .array, .object: break
+        }
         var pending: [(value: ParameterValue, depth: Int)] = [(self, 0)]
         while let (value, depth) = pending.popLast() {
             switch value {
@@ -166,39 +173,64 @@ extension ParameterValue {
     }
 }
 
+extension ParameterValue {
+    /// Whether this is neither an array nor an object.
+    package var isScalar: Bool {
+        switch self {
+        case .string, .int, .double, .bool, .date, .null: return true
+        case .array, .object: return false
+        }
+    }
+}
+
 /// How deep a JSON document nests, read from its bytes before any parser recurses into it.
 package enum JSONNesting {
     /// Whether arrays and objects in `document` nest more than `maximum` levels deep. One pass over
     /// the bytes, skipping strings; it does not check that the document is valid JSON.
     package static func exceeds(_ maximum: Int, in document: Data) -> Bool {
-        document.withUnsafeBytes { bytes in
-            var depth = 0
-            var inString = false
-            var escaped = false
-            for byte in bytes {
-                if inString {
-                    if escaped {
-                        escaped = false
-                    } else if byte == UInt8(ascii: "\\") {
-                        escaped = true
-                    } else if byte == UInt8(ascii: "\"") {
-                        inString = false
+        // Too short to open more than `maximum` containers: nothing to read.
+        guard document.count > maximum else { return false }
+        return document.withUnsafeBytes { raw in
+            classes.withUnsafeBufferPointer { classes in
+                var depth = 0
+                var index = raw.startIndex
+                let end = raw.endIndex
+                while index < end {
+                    let byte = raw[index]
+                    index += 1
+                    // Most bytes are none of `"[]{}`: one look-up in the class table each.
+                    switch classes[Int(byte)] {
+                    case 0:
+                        continue
+                    case 1:  // `[` or `{`
+                        depth += 1
+                        if depth > maximum { return true }
+                    case 2:  // `]` or `}`
+                        depth -= 1
+                    default:  // `"`: skip the string, escapes included
+                        while index < end {
+                            let inner = raw[index]
+                            index += 1
+                            if inner == UInt8(ascii: "\\") {
+                                index += 1
+                            } else if inner == UInt8(ascii: "\"") {
+                                break
+                            }
+                        }
                     }
-                    continue
                 }
-                switch byte {
-                case UInt8(ascii: "\""):
-                    inString = true
-                case UInt8(ascii: "["), UInt8(ascii: "{"):
-                    depth += 1
-                    if depth > maximum { return true }
-                case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                    depth -= 1
-                default:
-                    continue
-                }
+                return false
             }
-            return false
+        }
+    }
+
+    /// 1 for `[` and `{`, 2 for `]` and `}`, 3 for `"`, 0 for every other byte.
+    private static let classes: [UInt8] = (0...255).map { byte -> UInt8 in
+        switch UInt8(byte) {
+        case UInt8(ascii: "["), UInt8(ascii: "{"): return 1
+        case UInt8(ascii: "]"), UInt8(ascii: "}"): return 2
+        case UInt8(ascii: "\""): return 3
+        default: return 0
         }
     }
 }

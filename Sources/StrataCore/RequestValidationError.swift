@@ -50,26 +50,28 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
 package enum HTTPGrammar {
     /// Whether `text` is a `token` (§5.6.2): one or more of `tchar`.
     package static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy(isTokenCharacter)
+        !text.isEmpty && all(of: text) { tokenCharacters[Int($0)] }
     }
 
     /// Whether `text` can stand as a field value (§5.5): no control character but horizontal tab.
     package static func isFieldValue(_ text: String) -> Bool {
-        text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+        all(of: text) { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
     }
 
-    /// `tchar`: an ASCII letter or digit, or one of ``!#$%&'*+-.^_`|~``.
-    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
+    /// Whether every UTF-8 byte of `text` passes `test`, read from contiguous storage when the
+    /// string has it (every native string does: this runs for every header of every request).
+    private static func all(of text: String, _ test: (UInt8) -> Bool) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(test) } ?? text.utf8.allSatisfy(test)
+    }
+
+    /// `tchar` by byte: an ASCII letter or digit, or one of ``!#$%&'*+-.^_`|~``.
+    private static let tokenCharacters: [Bool] = (0...255).map { value in
+        switch UInt8(value) {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
         default:
-            return false
+            return "!#$%&'*+-.^_`|~".utf8.contains(UInt8(value))
         }
     }
 }

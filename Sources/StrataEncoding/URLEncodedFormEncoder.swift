@@ -163,15 +163,6 @@ extension URLEncodedFormEncoder.DateEncoding {
     }
 }
 
-extension ParameterValue {
-    fileprivate var isScalar: Bool {
-        switch self {
-        case .string, .int, .double, .bool, .date: return true
-        case .null, .array, .object: return false
-        }
-    }
-}
-
 extension String {
     /// Appends a `key=value` pair to this query, after a `&` unless it is the first.
     fileprivate mutating func appendPair(_ pair: String) {
