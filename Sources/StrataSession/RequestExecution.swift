@@ -34,7 +34,8 @@ final class RequestExecution: Sendable {
         /// consumed: a callback that finds it changed belongs to a step already over.
         var step = 0
         var task: URLSessionTask?
-        var deadline: Deadline?
+        /// The attempt's entry in the session's ``Deadlines``.
+        var deadline: Int?
         /// The last request sent, for a failure that ends an attempt before an answer.
         var lastSent: URLRequest?
     }
@@ -122,7 +123,7 @@ final class RequestExecution: Sendable {
     /// stops, and its task, if one runs, is cancelled.
     /// - Returns: The request the attempt sent last, if this call ended it; `nil` if it had ended.
     private func endAttempt(_ attempt: Int? = nil) -> URLRequest? {
-        let ended = state.withLock { state -> (URLSessionTask?, Deadline?, URLRequest)? in
+        let ended = state.withLock { state -> (URLSessionTask?, Int?, URLRequest)? in
             guard !state.attemptEnded, attempt.map({ $0 == state.attempt }) ?? true else { return nil }
             state.attemptEnded = true
             state.step += 1
@@ -130,7 +131,9 @@ final class RequestExecution: Sendable {
             return (state.task, state.deadline, state.lastSent ?? original)
         }
         guard let (task, deadline, request) = ended else { return nil }
-        deadline?.cancel()
+        if let deadline {
+            core.deadlines.cancel(deadline)
+        }
         if let task {
             core.delegate.cancel(task, in: core.session)
         }
@@ -138,7 +141,7 @@ final class RequestExecution: Sendable {
     }
 
     /// The attempt's deadline has passed: whatever it was waiting for, it fails with a timeout.
-    private func deadlinePassed(attempt: Int) {
+    func deadlinePassed(attempt: Int) {
         guard let request = endAttempt(attempt) else { return }
         judge(request, (nil, nil, URLError(.timedOut)))
     }
@@ -215,16 +218,14 @@ final class RequestExecution: Sendable {
 
     /// Starts the deadline of attempt `attempt`, unless the attempt has ended meanwhile.
     private func startDeadline(after timeout: TimeInterval, attempt: Int) {
-        guard let deadline = Deadline(after: timeout, { [weak self] in self?.deadlinePassed(attempt: attempt) }) else {
-            return
-        }
+        guard let deadline = core.deadlines.start(after: timeout, execution: self, attempt: attempt) else { return }
         let late = state.withLock { state -> Bool in
             guard state.attempt == attempt, !state.attemptEnded else { return true }
             state.deadline = deadline
             return false
         }
         if late {
-            deadline.cancel()
+            core.deadlines.cancel(deadline)
         }
     }
 
@@ -413,33 +414,6 @@ final class RequestExecution: Sendable {
             [self] in attempt()
         }
     }
-}
-
-/// A one-shot timer that runs its handler once, after a number of seconds, unless cancelled first.
-///
-/// `@unchecked`: a dispatch source may be used from any thread (libdispatch guarantees it), but
-/// Linux's Dispatch does not declare it `Sendable`; `timer` is immutable.
-private final class Deadline: @unchecked Sendable {
-    private let timer: any DispatchSourceTimer
-
-    /// A started timer, or `nil` for a timeout too long to mean anything but "none" (infinity).
-    init?(after seconds: TimeInterval, _ handler: @escaping @Sendable () -> Void) {
-        guard seconds < RequestExecution.longestDeadline else { return nil }
-        timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + .nanoseconds(Int(seconds * 1e9)))
-        timer.setEventHandler(handler: handler)
-        timer.activate()
-    }
-
-    /// Stops the timer; its handler does not run after this returns, and is released.
-    func cancel() {
-        timer.cancel()
-    }
-}
-
-extension RequestExecution {
-    /// Timeouts this long or longer (ten years) are no deadline at all.
-    fileprivate static let longestDeadline: TimeInterval = 315_360_000
 }
 
 extension Origin {

@@ -95,6 +95,7 @@ final class SessionCore: Sendable {
     let redirectPolicy: RedirectPolicy
     let reachability: (any ReachabilityGate)?
     let redaction: Redaction
+    let deadlines = Deadlines()
 
     init(
         configuration: URLSessionConfiguration,

@@ -1,0 +1,83 @@
+import Dispatch
+import Foundation
+import StrataCore
+
+/// The deadlines of a session's attempts, on one timer.
+///
+/// An attempt costs an entry in a table, not a timer of its own (a dispatch source, its handler and
+/// a weak reference for every request). The timer is set for the earliest deadline, and moved only
+/// when a new deadline comes before it; when it fires, the attempts past their deadline are told
+/// and it is set for the earliest of the rest. Most requests end long before their deadline and
+/// leave the table without touching the timer.
+final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its lock; `timer` is immutable.
+    /// An attempt waiting for its deadline.
+    private struct Entry: Sendable {
+        let deadline: UInt64
+        let execution: RequestExecution
+        let attempt: Int
+    }
+
+    private struct State: Sendable {
+        var entries: [Int: Entry] = [:]
+        var nextID = 0
+        /// When the timer fires next, if it is set.
+        var wakeUp: UInt64?
+    }
+
+    /// Timeouts this long or longer (ten years) set no deadline at all.
+    static let longest: TimeInterval = 315_360_000
+
+    private let state = Locked(State())
+    private let timer: any DispatchSourceTimer
+
+    init() {
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.setEventHandler { [weak self] in self?.fire() }
+        timer.activate()
+    }
+
+    deinit {
+        timer.cancel()
+    }
+
+    /// Tells `execution` when attempt `attempt` is `seconds` old, unless ``cancel(_:)`` comes first.
+    /// - Returns: The entry's identifier, or `nil` for a timeout too long to be one (infinity).
+    func start(after seconds: TimeInterval, execution: RequestExecution, attempt: Int) -> Int? {
+        guard seconds < Self.longest else { return nil }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
+        return state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.entries[id] = Entry(deadline: deadline, execution: execution, attempt: attempt)
+            if state.wakeUp.map({ deadline < $0 }) ?? true {
+                state.wakeUp = deadline
+                timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
+            }
+            return id
+        }
+    }
+
+    /// Forgets entry `id`: its attempt ended.
+    func cancel(_ id: Int) {
+        _ = state.withLock { $0.entries.removeValue(forKey: id) }
+    }
+
+    /// Tells every attempt past its deadline, and sets the timer for the earliest of the rest.
+    private func fire() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let due = state.withLock { state -> [Entry] in
+            let due = state.entries.filter { $0.value.deadline <= now }
+            for id in due.keys {
+                state.entries[id] = nil
+            }
+            state.wakeUp = state.entries.values.lazy.map(\.deadline).min()
+            if let wakeUp = state.wakeUp {
+                timer.schedule(deadline: DispatchTime(uptimeNanoseconds: wakeUp))
+            }
+            return Array(due.values)
+        }
+        for entry in due {
+            entry.execution.deadlinePassed(attempt: entry.attempt)
+        }
+    }
+}
