@@ -84,47 +84,56 @@ public struct URLEncodedFormEncoder: Sendable {
     /// The form text of `parameters`, keys in sorted order, without a leading `?`.
     /// - Throws: ``ParameterEncodingError/nestingTooDeep(maximum:)`` when they nest too deep.
     public func encode(_ parameters: [String: ParameterValue]) throws(ParameterEncodingError) -> String {
-        guard !ParameterValue.object(parameters).nests(deeperThan: maximumDepth) else {
-            throw .nestingTooDeep(maximum: maximumDepth)
-        }
+        guard maximumDepth >= 1 else { throw .nestingTooDeep(maximum: maximumDepth) }
         var query = ""
         for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
-            append(value, key: PercentEncoding.encodeQueryComponent(key), to: &query)
+            try append(value, key: PercentEncoding.encodeQueryComponent(key), depth: 1, to: &query)
         }
         return query
     }
 
-    /// Appends the pairs for `value` under an already-encoded `key` to `query`.
-    private func append(_ value: ParameterValue, key: String, to query: inout String) {
+    /// Appends the pairs for `value`, which lies `depth` containers deep, under an already-encoded
+    /// `key` to `query`. The walk recurses once per level and stops at ``maximumDepth``.
+    private func append(
+        _ value: ParameterValue, key: String, depth: Int, to query: inout String
+    ) throws(ParameterEncodingError) {
         switch value {
         case .null:
             return
         case .object(let members):
+            guard depth < maximumDepth else { throw .nestingTooDeep(maximum: maximumDepth) }
             for (member, value) in members.sorted(by: { $0.key < $1.key }) {
-                append(value, key: "\(key)%5B\(PercentEncoding.encodeQueryComponent(member))%5D", to: &query)
+                let nested = "\(key)%5B\(PercentEncoding.encodeQueryComponent(member))%5D"
+                try append(value, key: nested, depth: depth + 1, to: &query)
             }
         case .array(let elements):
-            appendArray(elements, key: key, to: &query)
+            guard depth < maximumDepth else { throw .nestingTooDeep(maximum: maximumDepth) }
+            try appendArray(elements, key: key, depth: depth + 1, to: &query)
         case .string, .int, .double, .bool, .date:
             query.appendPair("\(key)=\(scalarText(value))")
         }
     }
 
-    private func appendArray(_ elements: [ParameterValue], key: String, to query: inout String) {
+    /// Appends the pairs for `elements`, each `depth` containers deep.
+    private func appendArray(
+        _ elements: [ParameterValue], key: String, depth: Int, to query: inout String
+    ) throws(ParameterEncodingError) {
         switch arrayEncoding {
         case .brackets:
-            for element in elements { append(element, key: "\(key)%5B%5D", to: &query) }
+            for element in elements { try append(element, key: "\(key)%5B%5D", depth: depth, to: &query) }
         case .noBrackets:
-            for element in elements { append(element, key: key, to: &query) }
+            for element in elements { try append(element, key: key, depth: depth, to: &query) }
         case .indexInBrackets:
-            for (index, element) in elements.enumerated() { append(element, key: "\(key)%5B\(index)%5D", to: &query) }
+            for (index, element) in elements.enumerated() {
+                try append(element, key: "\(key)%5B\(index)%5D", depth: depth, to: &query)
+            }
         case .commaSeparated:
             let scalars = elements.filter(\.isScalar)
             if !scalars.isEmpty {
                 query.appendPair("\(key)=\(scalars.map(scalarText).joined(separator: ","))")
             }
             for element in elements where !element.isScalar {
-                append(element, key: "\(key)%5B%5D", to: &query)
+                try append(element, key: "\(key)%5B%5D", depth: depth, to: &query)
             }
         }
     }
