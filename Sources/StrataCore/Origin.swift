@@ -9,7 +9,8 @@ import Foundation
 ///
 /// ```swift
 /// let api = Origin(scheme: "https", host: "api.example.com")
-/// api == Origin(URL(string: "https://api.example.com/v1/users")!)  // true
+/// api.contains(URL(string: "https://API.example.com:443/v1/users"))  // true
+/// api.contains(URL(string: "http://api.example.com/v1/users"))       // false
 /// ```
 public struct Origin: Hashable, Sendable, CustomStringConvertible {
     /// The scheme, lowercased.

@@ -40,3 +40,49 @@ import Testing
         #expect(text == "https://api.example.com/search?q=a%20b&key=<redacted>#top")
     }
 }
+
+@Suite struct URLTextRedactionTests {
+    @Test func textThatIsNotAURLIsRedactedAsFarAsItReads() {
+        let redaction = Redaction()
+        #expect(
+            redaction.redact(urlText: "ht tp://u:p@host/a b?token=t0k&x=1")
+                == "ht tp://<redacted>@host/a b?token=<redacted>&x=1")
+        #expect(
+            redaction.redact(urlText: "/callback#access_token=abc&state=s")
+                == "/callback#access_token=<redacted>&state=s")
+        #expect(redaction.redact(urlText: "?user%5Btoken%5D=x") == "?user%5Btoken%5D=<redacted>")
+        #expect(redaction.redact(urlText: "") == "")
+    }
+
+    @Test func aURLErrorKeepsItsCodeAndOnlyARedactedFailingURL() throws {
+        let url = try #require(URL(string: "https://api.example.com/x?api_key=s3cret"))
+        let error = URLError(
+            .timedOut,
+            userInfo: [
+                NSURLErrorFailingURLErrorKey: url, NSLocalizedDescriptionKey: "Timed out: \(url.absoluteString)",
+            ])
+        let redacted = Redaction().redact(error)
+        #expect(redacted.code == .timedOut)
+        #expect(redacted.failingURL == nil)
+        for text in [String(describing: redacted), redacted.localizedDescription] {
+            #expect(!text.contains("s3cret"), "\(text)")
+        }
+        #expect(redacted.localizedDescription.contains("api_key=<redacted>"))
+    }
+}
+
+@Suite struct OriginTests {
+    @Test func schemeHostAndPortMakeAnOriginWithDefaultPortsAndCaseIgnored() throws {
+        let api = Origin(scheme: "https", host: "api.example.com")
+        #expect(api.contains(URL(string: "https://API.example.com:443/v1/users")))
+        #expect(!api.contains(URL(string: "http://api.example.com/v1/users")))
+        #expect(!api.contains(URL(string: "https://api.example.com:8443/")))
+        #expect(!api.contains(URL(string: "https://example.com/")))
+        #expect(!api.contains(nil))
+        #expect(Origin(try #require(URL(string: "http://[::1]:8080/x")))?.description == "http://[::1]:8080")
+        #expect(Origin(try #require(URL(string: "mailto:someone@example.com"))) == nil)
+        #expect(
+            Origin(try #require(URL(string: "HTTP://Example.COM")))
+                == Origin(scheme: "http", host: "example.com", port: 80))
+    }
+}
