@@ -40,8 +40,10 @@ import StrataCore
 /// A decision runs after Strata has released its own locks, so it may start other requests.
 public struct RedirectPolicy: Sendable {
     /// Decides on the next request (already made safe): return it, a changed one, or `nil` to stop
-    /// and take the redirect response as the final one. A request it sends to yet another origin is
-    /// made safe again, and its URL is held to the same scheme rules.
+    /// and take the redirect response as the final one. Whatever it returns is made safe again when
+    /// it goes to another origin than the request redirected — a credential header it adds is removed
+    /// too (add one for the new origin with an adapter, which runs next) — and a changed URL is held
+    /// to the same scheme rules.
     public typealias Decision = @Sendable (_ next: URLRequest, _ response: HTTPURLResponse) -> URLRequest?
 
     /// The most redirects one request follows.

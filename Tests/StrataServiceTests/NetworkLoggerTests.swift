@@ -149,6 +149,16 @@ import Testing
         #expect(!curl.contains("hunter2") && !curl.contains("t0ken"))
     }
 
+    /// A hostile server's multipart body can stop anywhere: each cut is a summary, never a trap.
+    @Test(arguments: [
+        "", "--b", "--b\r\n", "--b\r\nContent-Disposition: form-data; name=\"x\"", "--b\r\n\r\nvalue",
+        "--b\r\n\r\nvalue\r\n--b", "--bX\r\n\r\nv\r\n--b--", "no delimiter at all", "--b--\r\n",
+    ])
+    func aMultipartBodyCutAnywhereIsSummarizedOrShown(body: String) {
+        let text = Redaction().redact(body: Data(body.utf8), contentType: "multipart/form-data; boundary=b")
+        #expect(text.hasPrefix("<multipart/form-data") || text.hasPrefix("multipart/form-data:"), "\(text)")
+    }
+
     @Test func xmlElementsAndAttributesWithSecretNamesAreRedactedByLocalName() throws {
         let xml = Data(
             #"<login xmlns:a="urn:a"><user>ann</user><a:password>hunter2</a:password><token kind="x"><v>t0ken</v></token><item secret="s3cret">ok</item></login>"#
