@@ -111,6 +111,21 @@ import Testing
         #expect(landed.value(forHTTPHeaderField: "User-Agent") == "Strata-Tests")
     }
 
+    @Test func aCredentialTheDecisionAddsForAnotherOriginIsRemovedToo() async throws {
+        let (origin, target) = stubs { "https://\($0.host)/landed" }
+        let policy = RedirectPolicy.custom { next, _ in
+            var next = next
+            next.setValue("Bearer from-the-policy", forHTTPHeaderField: "Authorization")
+            next.setValue("kept", forHTTPHeaderField: "X-From-Policy")
+            return next
+        }
+        let manager = URLSessionManager(configuration: origin.makeSessionConfiguration(), redirectPolicy: policy)
+        #expect(try await outcome(URLRequest(url: origin.baseURL), manager: manager).error == nil)
+        let landed = try #require(target.requests.first)
+        #expect(landed.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(landed.value(forHTTPHeaderField: "X-From-Policy") == "kept")
+    }
+
     @Test func aSameOriginRedirectKeepsEveryHeaderAndRunsTheAdaptersAgain() async throws {
         let count = Locked(0)
         let stub = URLProtocolStub { request in
