@@ -4,10 +4,14 @@ import StrataCore
 /// Encodes `Encodable` values (and parameter dictionaries) as XML.
 ///
 /// Each member becomes a child element, in the order it was encoded; a member whose key starts with
-/// `@` becomes an attribute instead (`case id = "@id"`). Arrays are wrapped: `tags: ["a", "b"]` is
-/// `<tags><item>a</item><item>b</item></tags>`. `nil` optionals are left out. Dates follow
-/// ``dateEncoding``, `Data` is base64, Booleans are `true` and `false`. A value nesting more than
-/// ``maximumDepth`` levels is refused with ``XMLError/nestingTooDeep(maximum:)``.
+/// `@` becomes an attribute instead (`case id = "@id"`), and the member keyed `#text`
+/// (``XMLTree/textKey``) the element's own text. Arrays take the shape ``arrayShape`` says, or
+/// ``arrayShapes`` for their key: wrapped by default, `tags: ["a", "b"]` being
+/// `<tags><item>a</item><item>b</item></tags>`, or repeated, `<tags>a</tags><tags>b</tags>`.
+/// `nil` optionals are left out. Dates follow ``dateEncoding``, `Data` is base64, Booleans are
+/// `true` and `false`. `superEncoder()` writes into the same element, so a subclass's members sit
+/// next to its superclass's. A value nesting more than ``maximumDepth`` levels is refused with
+/// ``XMLError/nestingTooDeep(maximum:)``.
 ///
 /// ```swift
 /// struct Note: Codable {
@@ -23,96 +27,471 @@ public struct XMLEncoder: Sendable {
 
     /// How dates are written. Defaults to ISO 8601.
     public var dateEncoding: DateEncoding
-    /// The element name of array items. Defaults to `item`.
-    public var arrayItemName: String
+    /// The shape of arrays whose key is not in ``arrayShapes``. Defaults to
+    /// ``XMLArrayShape/wrapped(itemName:)`` with `item`. Arrays that cannot repeat (the root, an
+    /// array in an array) are always wrapped, in `item` elements when the shape is repeated.
+    public var arrayShape: XMLArrayShape
+    /// The shape of array members by key.
+    public var arrayShapes: [String: XMLArrayShape]
     /// The most levels of arrays and objects a value may nest. Defaults to
     /// ``/StrataCore/ParameterValue/defaultMaximumDepth``.
     public var maximumDepth: Int
 
     /// Creates an encoder.
     public init(
-        dateEncoding: DateEncoding = .iso8601, arrayItemName: String = "item",
-        maximumDepth: Int = ParameterValue.defaultMaximumDepth
+        dateEncoding: DateEncoding = .iso8601, arrayShape: XMLArrayShape = .wrapped(itemName: "item"),
+        arrayShapes: [String: XMLArrayShape] = [:], maximumDepth: Int = ParameterValue.defaultMaximumDepth
     ) {
         self.dateEncoding = dateEncoding
-        self.arrayItemName = arrayItemName
+        self.arrayShape = arrayShape
+        self.arrayShapes = arrayShapes
         self.maximumDepth = maximumDepth
     }
 
     /// The element `value` encodes to, named `rootElement`.
-    /// - Throws: ``XMLError`` for a member that cannot be an attribute; `encodingFailed` wrapped in
-    ///   ``XMLError/unsupportedValue(_:)`` when the value's own encoding fails.
+    /// - Throws: ``XMLError`` for a name or character XML cannot hold, or a member that cannot be
+    ///   an attribute; ``XMLError/unsupportedValue(_:)`` when the value's own encoding fails.
     public func encode(_ value: some Encodable, rootElement: String) throws(XMLError) -> XMLTree {
-        let ordered: OrderedValue
-        do {
-            ordered = try ParameterValueEncoder(maximumDepth: maximumDepth).encodeOrdered(value)
-        } catch .nestingTooDeep(let maximum) {
-            throw .nestingTooDeep(maximum: maximum)
-        } catch {
-            throw .unsupportedValue(error.errorDescription ?? "the value could not be encoded")
-        }
-        return try element(rootElement, ordered)
+        try XMLReader.parse(Data(encodeDocument(value, rootElement: rootElement)), maximumDepth: .max).tree()
     }
 
     /// The element of `parameters`, named `rootElement`, members in sorted key order.
     public func encode(_ parameters: [String: ParameterValue], rootElement: String) throws(XMLError) -> XMLTree {
-        guard !ParameterValue.object(parameters).nests(deeperThan: maximumDepth) else {
-            throw .nestingTooDeep(maximum: maximumDepth)
-        }
-        return try element(rootElement, Self.ordered(.object(parameters)))
+        var output = XMLOutput(declaration: false)
+        try write(parameters, rootElement: rootElement, to: &output)
+        return try XMLReader.parse(Data(output.bytes), maximumDepth: .max).tree()
     }
 
     /// The UTF-8 document of `value`, with an XML declaration.
     /// - Throws: ``XMLError`` when the value cannot be written as XML.
     public func encodeDocument(_ value: some Encodable, rootElement: String) throws(XMLError) -> Data {
-        Data(try XMLWriter().write(encode(value, rootElement: rootElement)).utf8)
+        var output = XMLOutput(declaration: true, capacity: 4096)
+        try write(value, rootElement: rootElement, to: &output)
+        return Data(output.bytes)
     }
 
-    private func element(_ name: String, _ value: OrderedValue) throws(XMLError) -> XMLTree {
-        switch value {
-        case .scalar(let scalar):
-            let text = self.text(scalar)
-            return XMLTree(name, children: text.isEmpty ? [] : [.text(text)])
-        case .elements(let items):
-            var children: [XMLTree.Child] = []
-            for item in items {
-                children.append(.element(try element(arrayItemName, item)))
+    /// Writes the element of `value`, named `rootElement`.
+    func write(_ value: some Encodable, rootElement: String, to output: inout XMLOutput) throws(XMLError) {
+        let root = EncodedElement()
+        let state = EncodingState(options: self)
+        do {
+            try Context(state: state, codingPath: [], depth: 0).encode(value, into: root)
+        } catch let error as XMLError {
+            throw error
+        } catch is DepthLimit.Exceeded {
+            throw .nestingTooDeep(maximum: maximumDepth)
+        } catch {
+            throw .unsupportedValue(Self.describe(error))
+        }
+        guard !state.limit.isExceeded else { throw .nestingTooDeep(maximum: maximumDepth) }
+        try write(root, name: rootElement, to: &output)
+    }
+
+    /// Writes the element of `parameters`, named `rootElement`.
+    func write(
+        _ parameters: [String: ParameterValue], rootElement: String, to output: inout XMLOutput
+    ) throws(XMLError) {
+        guard !ParameterValue.object(parameters).nests(deeperThan: maximumDepth) else {
+            throw .nestingTooDeep(maximum: maximumDepth)
+        }
+        let root = EncodedElement()
+        do {
+            try Context(state: EncodingState(options: self), codingPath: [], depth: 0).encode(
+                ParameterValue.object(parameters), into: root)
+        } catch let error as XMLError {
+            throw error
+        } catch {
+            throw .unsupportedValue(Self.describe(error))
+        }
+        try write(root, name: rootElement, to: &output)
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if case EncodingError.invalidValue(_, let context) = error {
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(context.debugDescription) (at \(path))"
+        }
+        return String(describing: error)
+    }
+
+    // MARK: Writing
+
+    private func shape(of key: String) -> XMLArrayShape {
+        arrayShapes.isEmpty ? arrayShape : arrayShapes[key] ?? arrayShape
+    }
+
+    private func write(_ element: EncodedElement, name: String, to output: inout XMLOutput) throws(XMLError) {
+        try output.startTag(name)
+        for (attribute, value) in element.attributes {
+            try output.attribute(attribute, value)
+        }
+        guard !element.children.isEmpty || !(element.text ?? "").isEmpty else {
+            output.closeEmptyTag()
+            return
+        }
+        output.closeStartTag()
+        if let text = element.text { try output.text(text, in: name) }
+        if element.isArray {
+            let itemName: String
+            switch shape(of: name) {
+            case .wrapped(let name): itemName = name
+            case .repeated: itemName = "item"
             }
-            return XMLTree(name, children: children)
-        case .members(let members):
-            var tree = XMLTree(name)
-            for (key, member) in members {
-                if key.hasPrefix("@") {
-                    guard case .scalar(let scalar) = member else {
-                        throw .unsupportedValue("the attribute '\(key)' must be a single value")
-                    }
-                    tree.attributes.append((String(key.dropFirst()), text(scalar)))
-                } else {
-                    tree.children.append(.element(try element(key, member)))
+            for (_, item) in element.children {
+                try write(item, name: itemName, repeatable: false, to: &output)
+            }
+        } else {
+            for (key, member) in element.children {
+                try write(member, name: key, repeatable: true, to: &output)
+            }
+        }
+        output.endTag(name)
+    }
+
+    private func write(
+        _ value: EncodedValue, name: String, repeatable: Bool, to output: inout XMLOutput
+    ) throws(XMLError) {
+        switch value {
+        case .text(let text):
+            try output.leaf(name, text)
+        case .element(let element):
+            if repeatable, element.isArray, shape(of: name) == .repeated {
+                for (_, item) in element.children {
+                    try write(item, name: name, repeatable: false, to: &output)
                 }
+            } else {
+                try write(element, name: name, to: &output)
             }
-            return tree
+        }
+    }
+}
+
+// MARK: - The tree under construction
+
+/// An element being encoded. Containers keep a reference and fill it in, so nested containers and
+/// super encoders write into their parent's element.
+private final class EncodedElement {
+    var attributes: [(name: String, value: String)] = []
+    /// Members by name, in the order encoded; for an array, its items (names unused).
+    var children: [(name: String, value: EncodedValue)] = []
+    /// A single value's text, or the `#text` member.
+    var text: String?
+    var isArray = false
+
+    /// The text of an element holding nothing else, for an attribute: `nil` when it holds more.
+    var singleText: String? {
+        attributes.isEmpty && children.isEmpty && !isArray ? text ?? "" : nil
+    }
+}
+
+private enum EncodedValue {
+    /// An element holding only this text (empty for `<name/>`).
+    case text(String)
+    case element(EncodedElement)
+}
+
+private final class EncodingState {
+    let options: XMLEncoder
+    let limit: DepthLimit
+
+    init(options: XMLEncoder) {
+        self.options = options
+        limit = DepthLimit(maximum: options.maximumDepth)
+    }
+}
+
+/// An element's index or a member's name, for coding paths.
+private struct XMLCodingKey: CodingKey {
+    let intValue: Int?
+    let stringValue: String
+    init(_ index: Int) {
+        intValue = index
+        stringValue = String(index)
+    }
+    init(stringValue: String) {
+        intValue = nil
+        self.stringValue = stringValue
+    }
+    init?(intValue: Int) { self.init(intValue) }
+}
+
+/// Where a value is encoded: its path, and how many containers enclose it (counted as the
+/// ``ParameterValueEncoder`` counts them).
+private struct Context {
+    let state: EncodingState
+    let codingPath: [any CodingKey]
+    let depth: Int
+
+    func appending(_ key: any CodingKey) -> Context {
+        Context(state: state, codingPath: codingPath + [key], depth: depth + 1)
+    }
+
+    /// A value in a single-value container or a super encoder: a level of its own, so that a chain
+    /// of wrappers cannot recurse without bound either.
+    func deeper() -> Context {
+        Context(state: state, codingPath: codingPath, depth: depth + 1)
+    }
+
+    /// `element` if a container may open at this depth; past the limit, one that is thrown away (a
+    /// nested container cannot throw), and the encoding fails once it returns.
+    func containerElement(_ element: EncodedElement) -> EncodedElement {
+        state.limit.allowsContainer(at: depth) ? element : EncodedElement()
+    }
+
+    func encode<Value: Encodable>(_ value: Value, into element: EncodedElement) throws {
+        try state.limit.check(depth)
+        if let text = try specialText(value) {
+            element.text = text
+        } else if Value.self == ParameterValue.self, let parameter = value as? ParameterValue {
+            try encode(parameter, into: element)
+        } else {
+            try value.encode(to: ElementEncoder(element: element, context: self))
         }
     }
 
-    private func text(_ scalar: ParameterValue) -> String {
-        switch scalar {
-        case .string(let text): return text
-        case .int(let number): return String(number)
-        case .double(let number): return String(number)
-        case .bool(let flag): return flag ? "true" : "false"
-        case .date(let date): return dateEncoding.text(for: date)
-        case .null, .array, .object: return ""
-        }
-    }
-
-    /// A parameter value with members in sorted key order.
-    private static func ordered(_ value: ParameterValue) -> OrderedValue {
-        switch value {
+    /// A parameter value, written straight into the element rather than through its `Encodable`
+    /// conformance (which would count each level twice).
+    private func encode(_ parameter: ParameterValue, into element: EncodedElement) throws {
+        switch parameter {
+        case .array(let items):
+            guard state.limit.allowsContainer(at: depth) else { throw DepthLimit.Exceeded() }
+            element.isArray = true
+            for (index, item) in items.enumerated() {
+                element.children.append(("", try appending(XMLCodingKey(index)).value(of: item)))
+            }
         case .object(let members):
-            return .members(members.sorted { $0.key < $1.key }.map { ($0.key, ordered($0.value)) })
-        case .array(let elements): return .elements(elements.map(ordered))
-        default: return .scalar(value)
+            guard state.limit.allowsContainer(at: depth) else { throw DepthLimit.Exceeded() }
+            for (key, member) in members.sorted(by: { $0.key < $1.key }) {
+                try add(appending(XMLCodingKey(stringValue: key)).value(of: member), key: key, to: element)
+            }
+        case .string(let text): element.text = text
+        case .int(let number): element.text = String(number)
+        case .double(let number): element.text = try self.text(number)
+        case .bool(let flag): element.text = flag ? "true" : "false"
+        case .date(let date): element.text = state.options.dateEncoding.text(for: date)
+        case .null: break
         }
+    }
+
+    private func value(of parameter: ParameterValue) throws -> EncodedValue {
+        let element = EncodedElement()
+        try encode(parameter, into: element)
+        return element.singleText.map(EncodedValue.text) ?? .element(element)
+    }
+
+    /// The value of `value` encoded as a member or item: text when that is all it is.
+    func value<Value: Encodable>(of value: Value) throws -> EncodedValue {
+        if let text = try specialText(value) { return .text(text) }
+        let element = EncodedElement()
+        try encode(value, into: element)
+        return element.singleText.map(EncodedValue.text) ?? .element(element)
+    }
+
+    /// Adds a member: an attribute for an `@` key, the element's text for `#text`, else a child.
+    func add(_ value: EncodedValue, key: String, to element: EncodedElement) throws {
+        if key.utf8.first == UInt8(ascii: "@") || key == XMLTree.textKey {
+            let text: String
+            switch value {
+            case .text(let value): text = value
+            case .element(let nested):
+                guard let single = nested.singleText else {
+                    throw XMLError.unsupportedValue("the attribute or text '\(key)' must be a single value")
+                }
+                text = single
+            }
+            if key == XMLTree.textKey {
+                element.text = text
+            } else {
+                element.attributes.append((String(key.dropFirst()), text))
+            }
+        } else {
+            element.children.append((key, value))
+        }
+    }
+
+    /// The text of a value written as text by the encoder rather than by its own conformance.
+    private func specialText<Value: Encodable>(_ value: Value) throws -> String? {
+        switch value {
+        case let text as String: return text
+        case let number as Int: return String(number)
+        case let flag as Bool: return flag ? "true" : "false"
+        case let number as Double: return try text(number)
+        case let date as Date: return state.options.dateEncoding.text(for: date)
+        case let data as Data: return data.base64EncodedString()
+        case let url as URL: return url.absoluteString
+        case let decimal as Decimal: return decimal.description
+        default: return nil
+        }
+    }
+
+    func text(_ number: Double) throws -> String {
+        guard number.isFinite else { throw invalid(number, "is not a finite number") }
+        return String(number)
+    }
+
+    func text(_ number: Float) throws -> String {
+        guard number.isFinite else { throw invalid(number, "is not a finite number") }
+        return String(number)
+    }
+
+    func invalid(_ value: Any, _ reason: String) -> EncodingError {
+        EncodingError.invalidValue(
+            value, EncodingError.Context(codingPath: codingPath, debugDescription: "\(value) \(reason)."))
+    }
+}
+
+private struct ElementEncoder: Encoder {
+    let element: EncodedElement
+    let context: Context
+    var codingPath: [any CodingKey] { context.codingPath }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(MembersContainer<Key>(element: context.containerElement(element), context: context))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        let element = context.containerElement(element)
+        element.isArray = true
+        return ItemsContainer(element: element, context: context)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleContainer(element: element, context: context)
+    }
+}
+
+private struct MembersContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let element: EncodedElement
+    let context: Context
+    var codingPath: [any CodingKey] { context.codingPath }
+
+    private func add(_ text: String, _ key: Key) throws {
+        try context.add(.text(text), key: key.stringValue, to: element)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { try add("", key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { try add(value ? "true" : "false", key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        try add(context.appending(key).text(value), key)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        try add(context.appending(key).text(value), key)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try add(String(value), key) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try context.add(context.appending(key).value(of: value), key: key.stringValue, to: element)
+    }
+
+    private func nested(_ key: Key) -> ElementEncoder {
+        let nested = EncodedElement()
+        element.children.append((key.stringValue, .element(nested)))
+        return ElementEncoder(element: nested, context: context.appending(key))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        nested(key).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        nested(key).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        ElementEncoder(element: element, context: context.deeper())
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        nested(key)
+    }
+}
+
+private struct ItemsContainer: UnkeyedEncodingContainer {
+    let element: EncodedElement
+    let context: Context
+    var codingPath: [any CodingKey] { context.codingPath }
+    var count: Int { element.children.count }
+
+    private var itemContext: Context { context.appending(XMLCodingKey(count)) }
+
+    private func append(_ text: String) { element.children.append(("", .text(text))) }
+
+    mutating func encodeNil() throws { append("") }
+    mutating func encode(_ value: Bool) throws { append(value ? "true" : "false") }
+    mutating func encode(_ value: String) throws { append(value) }
+    mutating func encode(_ value: Double) throws { append(try itemContext.text(value)) }
+    mutating func encode(_ value: Float) throws { append(try itemContext.text(value)) }
+    mutating func encode(_ value: Int) throws { append(String(value)) }
+    mutating func encode(_ value: Int8) throws { append(String(value)) }
+    mutating func encode(_ value: Int16) throws { append(String(value)) }
+    mutating func encode(_ value: Int32) throws { append(String(value)) }
+    mutating func encode(_ value: Int64) throws { append(String(value)) }
+    mutating func encode(_ value: UInt) throws { append(String(value)) }
+    mutating func encode(_ value: UInt8) throws { append(String(value)) }
+    mutating func encode(_ value: UInt16) throws { append(String(value)) }
+    mutating func encode(_ value: UInt32) throws { append(String(value)) }
+    mutating func encode(_ value: UInt64) throws { append(String(value)) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        element.children.append(("", try itemContext.value(of: value)))
+    }
+
+    private mutating func nested() -> ElementEncoder {
+        let nestedContext = itemContext
+        let nested = EncodedElement()
+        element.children.append(("", .element(nested)))
+        return ElementEncoder(element: nested, context: nestedContext)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
+        nested().container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        nested().unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        nested()
+    }
+}
+
+private struct SingleContainer: SingleValueEncodingContainer {
+    let element: EncodedElement
+    let context: Context
+    var codingPath: [any CodingKey] { context.codingPath }
+
+    private func set(_ text: String) { element.text = text }
+
+    mutating func encodeNil() throws { element.text = nil }
+    mutating func encode(_ value: Bool) throws { set(value ? "true" : "false") }
+    mutating func encode(_ value: String) throws { set(value) }
+    mutating func encode(_ value: Double) throws { set(try context.text(value)) }
+    mutating func encode(_ value: Float) throws { set(try context.text(value)) }
+    mutating func encode(_ value: Int) throws { set(String(value)) }
+    mutating func encode(_ value: Int8) throws { set(String(value)) }
+    mutating func encode(_ value: Int16) throws { set(String(value)) }
+    mutating func encode(_ value: Int32) throws { set(String(value)) }
+    mutating func encode(_ value: Int64) throws { set(String(value)) }
+    mutating func encode(_ value: UInt) throws { set(String(value)) }
+    mutating func encode(_ value: UInt8) throws { set(String(value)) }
+    mutating func encode(_ value: UInt16) throws { set(String(value)) }
+    mutating func encode(_ value: UInt32) throws { set(String(value)) }
+    mutating func encode(_ value: UInt64) throws { set(String(value)) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try context.deeper().encode(value, into: element)
     }
 }

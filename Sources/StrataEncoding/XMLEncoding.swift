@@ -87,7 +87,8 @@ public struct XMLEncoding: ParameterEncoding {
     {
         try write(
             to: request,
-            element: { (root) throws(XMLError) in try encoder.encode(parameters, rootElement: root) },
+            element: { (root, output) throws(XMLError) in try encoder.write(parameters, rootElement: root, to: &output)
+            },
             propertyList: { () throws(XMLError) in try Self.propertyList(parameters, maximumDepth: encoder.maximumDepth)
             }
         )
@@ -101,27 +102,39 @@ public struct XMLEncoding: ParameterEncoding {
     {
         try write(
             to: request,
-            element: { (root) throws(XMLError) in try encoder.encode(value, rootElement: root) },
+            element: { (root, output) throws(XMLError) in try encoder.write(value, rootElement: root, to: &output) },
             propertyList: { () throws(XMLError) in
                 try Self.propertyList(encoding: value, maximumDepth: encoder.maximumDepth)
             }
         )
     }
 
-    /// Writes the body in ``format``: `element` makes the document's or SOAP operation's element
-    /// with the given name, `propertyList` the property list.
+    /// Writes the body in ``format``: `element` writes the document's or SOAP operation's element
+    /// with the given name, `propertyList` makes the property list.
     private func write(
         to request: URLRequest,
-        element: (String) throws(XMLError) -> XMLTree,
+        element: (String, inout XMLOutput) throws(XMLError) -> Void,
         propertyList: () throws(XMLError) -> Data
     ) throws(ParameterEncodingError) -> URLRequest {
         do {
+            var output = XMLOutput(declaration: true, capacity: 1024)
             switch format {
             case .document(let root):
-                return try apply(XMLWriter().write(element(root)), to: request)
+                try element(root, &output)
+                return apply(output.bytes, to: request)
             case .soap(let version, let operation, let header, let action):
-                let envelope = try Self.envelope(version, header: header, body: element(operation))
-                return try apply(XMLWriter().write(envelope), to: request, soap: (version, action))
+                output.append(#"<soap:Envelope xmlns:soap=""#)
+                output.append(version.namespace)
+                output.append(#"">"#)
+                if !header.isEmpty {
+                    output.append("<soap:Header>")
+                    for entry in header { try XMLWriter.write(entry, to: &output) }
+                    output.append("</soap:Header>")
+                }
+                output.append("<soap:Body>")
+                try element(operation, &output)
+                output.append("</soap:Body></soap:Envelope>")
+                return apply(output.bytes, to: request, soap: (version, action))
             case .propertyList:
                 return apply(try propertyList(), to: request)
             }
@@ -130,15 +143,6 @@ public struct XMLEncoding: ParameterEncoding {
         } catch {
             throw .xml(error)
         }
-    }
-
-    private static func envelope(_ version: SOAPVersion, header: [XMLTree], body: XMLTree) -> XMLTree {
-        var children: [XMLTree.Child] = []
-        if !header.isEmpty {
-            children.append(.element(XMLTree("soap:Header", children: header.map { .element($0) })))
-        }
-        children.append(.element(XMLTree("soap:Body", children: [.element(body)])))
-        return XMLTree("soap:Envelope", attributes: [("xmlns:soap", version.namespace)], children: children)
     }
 
     private static func propertyList(encoding value: some Encodable, maximumDepth: Int) throws(XMLError) -> Data {
@@ -197,7 +201,7 @@ public struct XMLEncoding: ParameterEncoding {
         return document
     }
 
-    private func apply(_ document: String, to request: URLRequest, soap: (SOAPVersion, String?)? = nil) -> URLRequest {
+    private func apply(_ document: [UInt8], to request: URLRequest, soap: (SOAPVersion, String?)? = nil) -> URLRequest {
         var request = request
         if request.value(forHTTPHeaderField: "Content-Type") == nil {
             switch soap {
@@ -213,7 +217,7 @@ public struct XMLEncoding: ParameterEncoding {
         if case (.v1_1, let action?)? = soap, request.value(forHTTPHeaderField: "SOAPAction") == nil {
             request.setValue("\"\(action)\"", forHTTPHeaderField: "SOAPAction")
         }
-        return setBody(Data(document.utf8), on: request)
+        return setBody(Data(document), on: request)
     }
 
     private func apply(_ propertyList: Data, to request: URLRequest) -> URLRequest {

@@ -10,6 +10,10 @@ public struct XMLTree: Hashable, Sendable {
         case text(String)
     }
 
+    /// The coding key of an element's own text, next to `@`-prefixed attribute keys:
+    /// `<price currency="EUR">12.50</price>` is a struct with the keys `@currency` and `#text`.
+    public static let textKey = "#text"
+
     /// The element name, prefix included (`soap:Envelope`).
     public var name: String
     /// The attributes, in the order they are written.
@@ -60,6 +64,28 @@ public struct XMLTree: Hashable, Sendable {
             hasher.combine(attribute.value)
         }
     }
+}
+
+/// How an array member is written as XML, and read back.
+///
+/// ```swift
+/// struct Slideshow: Codable { let slide: [Slide] }
+/// // .repeated:                    <slideshow><slide>…</slide><slide>…</slide></slideshow>
+/// // .wrapped(itemName: "item"):   <slideshow><slide><item>…</item><item>…</item></slide></slideshow>
+/// ```
+///
+/// ``XMLEncoder`` writes ``wrapped(itemName:)`` with `item` unless told otherwise, per key or for
+/// all. ``XMLDecoder`` reads both without being told: several elements of the member's name are
+/// repeated items, none is an empty array, and a single element is a wrapper when it has no
+/// attributes and no text of its own and either the items are single values (strings, numbers,
+/// dates, raw-value enums…) or its children all share one name and are more than one or are named
+/// `item`; otherwise it is the one item. An empty element is an empty wrapper. Where that guess is
+/// wrong for a document, name the key's shape in ``XMLDecoder/arrayShapes``.
+public enum XMLArrayShape: Hashable, Sendable {
+    /// One element of the member's name holding one element per item, named `itemName`.
+    case wrapped(itemName: String)
+    /// One element of the member's name per item, with no element around them.
+    case repeated
 }
 
 /// Why XML could not be written or read.

@@ -18,44 +18,39 @@ public struct XMLWriter: Sendable {
     /// The document's UTF-8 text.
     /// - Throws: ``XMLError/invalidName(_:)`` or ``XMLError/invalidCharacter(_:in:)``.
     public func write(_ tree: XMLTree) throws(XMLError) -> String {
-        var output = includesDeclaration ? #"<?xml version="1.0" encoding="UTF-8"?>"# : ""
-        // Depth first with a stack of open elements, not recursion: a tree of any depth is written.
+        var output = XMLOutput(declaration: includesDeclaration)
+        try Self.write(tree, to: &output)
+        return String(decoding: output.bytes, as: UTF8.self)
+    }
+
+    /// Writes `tree` depth first with a stack of open elements, not recursion: a tree of any depth
+    /// is written.
+    static func write(_ tree: XMLTree, to output: inout XMLOutput) throws(XMLError) {
         var open: [(element: XMLTree, next: Int)] = []
-        try start(tree, to: &output, open: &open)
+        func start(_ element: XMLTree) throws(XMLError) {
+            try output.startTag(element.name)
+            for attribute in element.attributes {
+                try output.attribute(attribute.name, attribute.value)
+            }
+            if element.children.isEmpty {
+                output.closeEmptyTag()
+            } else {
+                output.closeStartTag()
+                open.append((element, 0))
+            }
+        }
+        try start(tree)
         while let (element, next) = open.last {
             guard next < element.children.count else {
-                output += "</\(element.name)>"
+                output.endTag(element.name)
                 open.removeLast()
                 continue
             }
             open[open.count - 1].next += 1
             switch element.children[next] {
-            case .element(let nested): try start(nested, to: &output, open: &open)
-            case .text(let text):
-                try Self.escape(text, attribute: false, context: "element \(element.name)", to: &output)
+            case .element(let nested): try start(nested)
+            case .text(let text): try output.text(text, in: element.name)
             }
-        }
-        return output
-    }
-
-    /// Writes the start tag of `element` (the whole of it, when it has no children) and, when it
-    /// has children, pushes it on `open`.
-    private func start(
-        _ element: XMLTree, to output: inout String, open: inout [(element: XMLTree, next: Int)]
-    ) throws(XMLError) {
-        try Self.validateName(element.name)
-        output += "<" + element.name
-        for attribute in element.attributes {
-            try Self.validateName(attribute.name)
-            output += " \(attribute.name)=\""
-            try Self.escape(attribute.value, attribute: true, context: "attribute \(attribute.name)", to: &output)
-            output += "\""
-        }
-        if element.children.isEmpty {
-            output += "/>"
-        } else {
-            output += ">"
-            open.append((element, 0))
         }
     }
 
@@ -65,25 +60,6 @@ public struct XMLWriter: Sendable {
     static func validateCharacters(of document: Data, context: String) throws(XMLError) {
         for scalar in String(decoding: document, as: UTF8.self).unicodeScalars where !isXMLCharacter(scalar) {
             throw .invalidCharacter(scalar.value, in: context)
-        }
-    }
-
-    private static func escape(
-        _ text: String, attribute: Bool, context: String, to output: inout String
-    ) throws(XMLError) {
-        for scalar in text.unicodeScalars {
-            guard isXMLCharacter(scalar) else { throw .invalidCharacter(scalar.value, in: context) }
-            switch scalar {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\r": output += "&#xD;"
-            case "\"" where attribute: output += "&quot;"
-            case "'" where attribute: output += "&apos;"
-            case "\t" where attribute: output += "&#x9;"
-            case "\n" where attribute: output += "&#xA;"
-            default: output.unicodeScalars.append(scalar)
-            }
         }
     }
 
@@ -117,6 +93,141 @@ public struct XMLWriter: Sendable {
         switch scalar.value {
         case 0x2D, 0x2E, 0x30...0x39, 0xB7, 0x300...0x36F, 0x203F...0x2040: return true
         default: return isNameStart(scalar)
+        }
+    }
+}
+
+/// UTF-8 XML under construction: tags, attributes and text, escaped and checked as they are added.
+/// What both ``XMLWriter`` and ``XMLEncoder`` write with.
+struct XMLOutput {
+    private(set) var bytes: [UInt8] = []
+
+    init(declaration: Bool, capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+        if declaration { append(#"<?xml version="1.0" encoding="UTF-8"?>"#) }
+    }
+
+    /// Writes `<name`; the tag stays open for attributes.
+    mutating func startTag(_ name: String) throws(XMLError) {
+        try Self.checkName(name)
+        bytes.append(UInt8(ascii: "<"))
+        append(name)
+    }
+
+    mutating func attribute(_ name: String, _ value: String) throws(XMLError) {
+        try Self.checkName(name)
+        bytes.append(UInt8(ascii: " "))
+        append(name)
+        bytes.append(contentsOf: [UInt8(ascii: "="), UInt8(ascii: "\"")])
+        try escape(value, attribute: true) { "attribute \(name)" }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func closeStartTag() { bytes.append(UInt8(ascii: ">")) }
+
+    mutating func closeEmptyTag() { bytes.append(contentsOf: [UInt8(ascii: "/"), UInt8(ascii: ">")]) }
+
+    mutating func endTag(_ name: String) {
+        bytes.append(contentsOf: [UInt8(ascii: "<"), UInt8(ascii: "/")])
+        append(name)
+        bytes.append(UInt8(ascii: ">"))
+    }
+
+    /// Text inside the element `element` (named in an error).
+    mutating func text(_ text: String, in element: String) throws(XMLError) {
+        try escape(text, attribute: false) { "element \(element)" }
+    }
+
+    /// `<name>text</name>`, or `<name/>` for empty text.
+    mutating func leaf(_ name: String, _ text: String) throws(XMLError) {
+        try startTag(name)
+        if text.isEmpty {
+            closeEmptyTag()
+        } else {
+            closeStartTag()
+            try self.text(text, in: name)
+            endTag(name)
+        }
+    }
+
+    /// Appends raw, already valid XML.
+    mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// What each byte needs: 0 nothing, 1 escaping in text and attributes, 2 escaping in attributes
+    /// only, 3 never allowed (C0 controls), 4 a lead byte of U+FFFE or U+FFFF, checked further.
+    private static let classes: [UInt8] = (0...255).map { byte -> UInt8 in
+        switch byte {
+        case 0x26, 0x3C, 0x3E, 0x0D: return 1
+        case 0x22, 0x27, 0x09, 0x0A: return 2
+        case 0x00..<0x20: return 3
+        case 0xEF: return 4
+        default: return 0
+        }
+    }
+
+    private mutating func escape(
+        _ text: String, attribute: Bool, context: () -> String
+    ) throws(XMLError) {
+        var text = text
+        let failure: UInt32? = text.withUTF8 { utf8 in
+            var runStart = 0
+            var index = 0
+            let count = utf8.count
+            while index < count {
+                let byte = utf8[index]
+                let kind = Self.classes[Int(byte)]
+                if kind == 0 || (kind == 2 && !attribute) {
+                    index += 1
+                    continue
+                }
+                if kind == 3 { return UInt32(byte) }
+                if kind == 4 {
+                    if index + 2 < count, utf8[index + 1] == 0xBF, utf8[index + 2] == 0xBE || utf8[index + 2] == 0xBF {
+                        return 0xFFF0 | UInt32(utf8[index + 2] & 0x0F)
+                    }
+                    index += 1
+                    continue
+                }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                let replacement: StaticString
+                switch byte {
+                case 0x26: replacement = "&amp;"
+                case 0x3C: replacement = "&lt;"
+                case 0x3E: replacement = "&gt;"
+                case 0x0D: replacement = "&#xD;"
+                case 0x22: replacement = "&quot;"
+                case 0x27: replacement = "&apos;"
+                case 0x09: replacement = "&#x9;"
+                default: replacement = "&#xA;"
+                }
+                bytes.append(
+                    contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
+                index += 1
+                runStart = index
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count]))
+            return nil
+        }
+        if let failure { throw .invalidCharacter(failure, in: context()) }
+    }
+
+    /// Throws unless `name` is an XML name: ASCII names are checked byte by byte, others in full.
+    private static func checkName(_ name: String) throws(XMLError) {
+        var name = name
+        let asciiValid: Bool? = name.withUTF8 { utf8 in
+            guard let first = utf8.first else { return false }
+            guard utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+            guard (0x41...0x5A).contains(first) || (0x61...0x7A).contains(first) || first == 0x5F || first == 0x3A
+            else { return false }
+            return utf8.allSatisfy(XMLReader.isNameByte)
+        }
+        switch asciiValid {
+        case true?: return
+        case false?: throw .invalidName(name)
+        case nil: try XMLWriter.validateName(name)
         }
     }
 }

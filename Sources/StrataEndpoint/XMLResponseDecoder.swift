@@ -21,22 +21,10 @@ public struct XMLResponseDecoder: ResponseDecoder {
     }
 
     /// Decodes `data` as XML.
-    /// - Throws: ``/StrataEncoding/XMLError`` for malformed XML or a missing SOAP body, a
-    ///   `DecodingError` when the document does not match `T`.
+    /// - Throws: ``/StrataEncoding/SOAPFault`` when a SOAP body holds a fault,
+    ///   ``/StrataEncoding/XMLError`` for malformed XML or a missing SOAP body, a `DecodingError`
+    ///   when the document does not match `T`.
     public func decode<T: Decodable>(_ data: Data, as type: T.Type) throws -> T {
-        var root = try XMLDecoder.parse(data, maximumDepth: decoder.maximumDepth)
-        if unwrapsSOAPBody {
-            guard let body = root.elements.first(where: { Self.localName($0.name) == "Body" }),
-                let content = body.elements.first
-            else {
-                throw XMLError.malformedDocument(line: 0, column: 0, reason: "no SOAP Body with an element in it")
-            }
-            root = content
-        }
-        return try decoder.decode(type, from: root)
-    }
-
-    private static func localName(_ name: String) -> String {
-        name.split(separator: ":").last.map(String.init) ?? name
+        unwrapsSOAPBody ? try decoder.decode(type, fromSOAPEnvelope: data) : try decoder.decode(type, from: data)
     }
 }
