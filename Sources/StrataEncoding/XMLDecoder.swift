@@ -414,7 +414,10 @@ private struct AbsentMembers<Key: CodingKey>: KeyedDecodingContainerProtocol {
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> { throw missing(key) }
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { throw missing(key) }
-    func superDecoder() throws -> any Decoder { throw missing(Key(stringValue: "super") ?? Key(intValue: 0)!) }
+    func superDecoder() throws -> any Decoder {
+        throw DecodingError.valueNotFound(
+            Any.self, DecodingError.Context(codingPath: codingPath, debugDescription: "The element is missing."))
+    }
     func superDecoder(forKey key: Key) throws -> any Decoder { throw missing(key) }
 }
 

@@ -653,18 +653,19 @@ struct XMLReader: ~Copyable {
 
     private func starts(with prefix: StaticString) -> Bool {
         let count = prefix.utf8CodeUnitCount
-        guard bytes.count - position >= count else { return false }
-        return memcmp(bytes.baseAddress! + position, prefix.utf8Start, count) == 0
+        guard bytes.count - position >= count, let base = bytes.baseAddress else { return false }
+        return memcmp(base + position, prefix.utf8Start, count) == 0
     }
 
     /// The offset of the next `needle` from the current position.
     private func find(_ needle: StaticString) -> Int? {
         let first = needle.utf8Start.pointee
         let count = needle.utf8CodeUnitCount
+        guard let base = bytes.baseAddress else { return nil }
         var index = position
         while index + count <= bytes.count {
             guard let found = bytes[index...(bytes.count - count)].firstIndex(of: first) else { return nil }
-            if memcmp(bytes.baseAddress! + found, needle.utf8Start, count) == 0 { return found }
+            if memcmp(base + found, needle.utf8Start, count) == 0 { return found }
             index = found + 1
         }
         return nil
