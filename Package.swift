@@ -16,7 +16,7 @@ let layers: [(name: String, dependencies: [String])] = [
     ("StrataSession", ["StrataCore"]),
     ("StrataEndpoint", ["StrataCore", "StrataConfiguration", "StrataEncoding", "StrataSession"]),
     ("StrataService", ["StrataCore", "StrataConfiguration", "StrataEncoding", "StrataEndpoint", "StrataSession"]),
-    ("StrataTransfer", ["StrataCore", "StrataEndpoint", "StrataService"]),
+    ("StrataTransfer", ["StrataCore", "StrataEncoding", "StrataEndpoint", "StrataService"]),
     (
         "StrataTesting",
         ["StrataCore", "StrataConfiguration", "StrataEndpoint", "StrataSession", "StrataService", "StrataTransfer"]

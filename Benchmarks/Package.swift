@@ -19,6 +19,8 @@ let package = Package(
         .package(name: "StrataIntegrationTests", path: "../IntegrationTests"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
+        // The XML peer, measured side by side on the same documents; never a dependency of Strata.
+        .package(url: "https://github.com/CoreOffice/XMLCoder.git", from: "0.18.2"),
     ],
     targets: [
         // The stack-overhead fixture, shared by the benchmark and by StackInstructions.
@@ -39,7 +41,9 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
                 .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataEncoding", package: "Strata"),
                 .product(name: "StrataTestServer", package: "StrataIntegrationTests"),
+                .product(name: "XMLCoder", package: "XMLCoder"),
             ],
             path: "Benchmarks/StrataBenchmarks",
             swiftSettings: settings,

@@ -3,7 +3,7 @@ import Foundation
 /// A SOAP fault: the error a SOAP 1.1 or 1.2 service answers with, whatever prefix its envelope uses.
 ///
 /// ``XMLDecoder/decode(_:fromSOAPEnvelope:)`` throws one when the body holds a `Fault`; read one
-/// from any body with ``init(from:)``.
+/// from any body with `SOAPFault(from:)`.
 ///
 /// ```swift
 /// do {

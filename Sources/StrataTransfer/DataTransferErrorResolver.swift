@@ -1,4 +1,6 @@
 import Foundation
+import StrataCore
+import StrataEncoding
 import StrataEndpoint
 import StrataService
 
@@ -51,5 +53,34 @@ public struct JSONErrorBodyResolver<Body: Decodable & Error>: DataTransferErrorR
             let decoded = try? JSONResponseDecoder(decoder: decoder).decode(body, as: Body.self)
         else { return error }
         return decoded
+    }
+}
+
+/// A resolver that turns a SOAP fault in an error body into a ``/StrataEncoding/SOAPFault``, whatever
+/// the envelope's version and prefix: SOAP 1.1 services answer faults with status 500, SOAP 1.2
+/// services with 400 or 500.
+///
+/// ```swift
+/// let service = DefaultDataTransferService(networkService: networkService, errorResolver: SOAPFaultResolver())
+/// // A 500 with a SOAP fault fails with .resolvedNetworkFailure(SOAPFault(code: "Server", reason: "…"))
+/// ```
+///
+/// Errors without a response, or whose body is not a SOAP envelope holding a fault (or nests deeper
+/// than `maximumDepth`), are left as they are.
+public struct SOAPFaultResolver: DataTransferErrorResolver {
+    /// The most levels elements may nest in an error body.
+    public let maximumDepth: Int
+
+    /// Creates the resolver.
+    public init(maximumDepth: Int = ParameterValue.defaultMaximumDepth) {
+        self.maximumDepth = maximumDepth
+    }
+
+    /// The fault in the error's body, or `error` when there is none.
+    public func resolve(error: NetworkError) -> any Error {
+        guard let body = error.response?.body, !body.isEmpty,
+            let fault = SOAPFault(from: body, maximumDepth: maximumDepth)
+        else { return error }
+        return fault
     }
 }

@@ -324,3 +324,45 @@ enum LinuxSnippets {
         _ = serverTransfer
     }
 }
+
+// MARK: - Reading and writing XML
+
+@Suite struct ReadingAndWritingXMLSnippets {
+    @Test func attributesAndText() throws {
+        struct Price: Codable, Equatable {
+            enum CodingKeys: String, CodingKey { case currency = "@currency", amount = "#text" }
+            let currency: String
+            let amount: Decimal
+        }
+        let price = try XMLDecoder().decode(Price.self, from: Data(#"<price currency="EUR">12.50</price>"#.utf8))
+        // Price(currency: "EUR", amount: 12.5)
+        #expect(price == Price(currency: "EUR", amount: Decimal(string: "12.5") ?? 0))
+    }
+
+    @Test func aShapePerKey() throws {
+        struct Bucket: Codable, Equatable { let Name: String }
+        struct Buckets: Codable, Equatable { let Buckets: [Bucket] }
+        let decoder = XMLDecoder(arrayShapes: ["Buckets": .wrapped(itemName: "Bucket")])
+        let xml = Data("<r><Buckets><Bucket><Name>a</Name></Bucket></Buckets></r>".utf8)
+        let one = try decoder.decode(Buckets.self, from: xml)
+        // Buckets(Buckets: [Bucket(Name: "a")])
+        #expect(one == Buckets(Buckets: [Bucket(Name: "a")]))
+    }
+
+    @Test func soapFaults() throws {
+        struct Quote: Decodable { let price: Decimal }
+        let envelope = """
+            <env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body><env:Fault>
+            <env:Code><env:Value>env:Receiver</env:Value></env:Code>
+            <env:Reason><env:Text xml:lang="en">Market closed</env:Text></env:Reason>
+            </env:Fault></env:Body></env:Envelope>
+            """
+        do {
+            _ = try XMLDecoder().decode(Quote.self, fromSOAPEnvelope: Data(envelope.utf8))
+        } catch let fault as SOAPFault {
+            print(fault.code, fault.reason)  // Receiver Market closed
+        }
+        let fault = SOAPFault(from: Data(envelope.utf8))
+        #expect(fault?.code == "Receiver" && fault?.reason == "Market closed")
+    }
+}

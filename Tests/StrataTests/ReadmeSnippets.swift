@@ -197,3 +197,42 @@ func readmeWalkthrough() async throws {
         #expect(try UserEndpoints.delete(id: 9).urlRequest(with: configuration).httpMethod == "DELETE")
     }
 }
+
+/// The README's XML section, run as written.
+@Suite struct ReadmeXMLTests {
+    @Test func theXMLConventionsDecodeAndEncodeAsDescribed() throws {
+        struct Price: Codable, Equatable {
+            enum CodingKeys: String, CodingKey { case currency = "@currency", amount = "#text" }
+            let currency: String
+            let amount: Decimal
+        }
+        struct Slide: Codable, Equatable {
+            enum CodingKeys: String, CodingKey { case type = "@type", title }
+            let type: String?
+            let title: String
+        }
+        struct Slideshow: Codable, Equatable {
+            enum CodingKeys: String, CodingKey { case title = "@title", price, slide }
+            let title: String
+            let price: Price
+            let slide: [Slide]
+        }
+        let xml = """
+            <slideshow title="Sample">
+              <price currency="EUR">12.50</price>
+              <slide type="all"><title>Wake up</title></slide>
+              <slide><title>Overview</title></slide>
+            </slideshow>
+            """
+        let show = try XMLDecoder().decode(Slideshow.self, from: Data(xml.utf8))
+        // show.slide.count == 2, show.price.amount == 12.5
+        let document = try XMLEncoder(arrayShape: .repeated).encodeDocument(show, rootElement: "slideshow")
+        // <slideshow title="Sample"><price currency="EUR">12.5</price><slide type="all">…</slide><slide>…
+        #expect(show.slide.count == 2 && show.price.amount == Decimal(string: "12.5"))
+        #expect(
+            String(decoding: document, as: UTF8.self).hasSuffix(
+                #"<slideshow title="Sample"><price currency="EUR">12.5</price><slide type="all"><title>Wake up</title></slide><slide><title>Overview</title></slide></slideshow>"#
+            ))
+        #expect(try XMLDecoder().decode(Slideshow.self, from: document) == show)
+    }
+}

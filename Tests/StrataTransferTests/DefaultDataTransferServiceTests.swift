@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import StrataCore
+import StrataEncoding
 import StrataEndpoint
 import StrataService
 import StrataTesting
@@ -162,6 +163,31 @@ func makeService(
             JSONErrorBodyResolver<APIError>().resolve(error: .unacceptableStatusCode(body)) is NetworkError
         }
         #expect(resolved)
+    }
+
+    @Test func aSOAPFaultResolverTurnsAFaultIntoATypedError() async throws {
+        let envelope = """
+            <e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/"><e:Body><e:Fault>
+            <faultcode>e:Server</faultcode><faultstring>Database unavailable</faultstring>
+            </e:Fault></e:Body></e:Envelope>
+            """
+        let body = NetworkResponse(statusCode: 500, headers: ["Content-Type": "text/xml"], body: Data(envelope.utf8))
+        let (service, _) = makeService([.failure(.unacceptableStatusCode(body))], resolver: SOAPFaultResolver())
+        do {
+            _ = try await service.request(Endpoint<User>(path: "soap", method: .post))
+            Issue.record("expected an error")
+        } catch {
+            guard case .resolvedNetworkFailure(let resolved) = error, let fault = resolved as? SOAPFault else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(fault == SOAPFault(version: .v1_1, code: "Server", reason: "Database unavailable"))
+        }
+        let other = NetworkError.unacceptableStatusCode(json("<html>Bad gateway</html>", status: 502))
+        #expect(SOAPFaultResolver().resolve(error: other) is NetworkError)
+        let deep = String(repeating: "<a>", count: 100_000) + String(repeating: "</a>", count: 100_000)
+        let tooDeep = NetworkError.unacceptableStatusCode(json(deep, status: 500))
+        #expect(SOAPFaultResolver().resolve(error: tooDeep) is NetworkError)
     }
 
     @Test func cancellationIsNeverOfferedToTheResolver() async throws {

@@ -18,6 +18,7 @@ enum SideBySide {
         operations: Int,
         bytes: Int = 0,
         iterations: Int = 100_000,
+        seconds: Int = 3,
         setup: Benchmark.BenchmarkSetupHook? = nil,
         teardown: Benchmark.BenchmarkTeardownHook? = nil,
         baseline: @escaping @Sendable () async throws -> Void,
@@ -26,6 +27,7 @@ enum SideBySide {
         // Malloc counting must be on for the interposer's statistics to count.
         let configuration = Settings.configuration(
             metrics: [.wallClock, .mallocCountTotal, baselineTime, strataTime, baselineMallocs, strataMallocs],
+            seconds: seconds,
             iterations: iterations
         )
         let turn = Shared<Int>()

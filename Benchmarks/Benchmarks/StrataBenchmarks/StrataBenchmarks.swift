@@ -5,5 +5,6 @@ let benchmarks: @Sendable () -> Void = {
     StackOverhead.register()
     Loopback.register()
     Encoders.register()
+    XMLPeers.register()
     Memory.register()
 }
