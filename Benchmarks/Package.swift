@@ -35,6 +35,14 @@ let package = Package(
             swiftSettings: settings
         ),
         .executableTarget(
+            name: "XMLInstructions",
+            dependencies: [
+                "StackFixture", .product(name: "StrataEncoding", package: "Strata"),
+                .product(name: "XMLCoder", package: "XMLCoder"),
+            ],
+            swiftSettings: settings
+        ),
+        .executableTarget(
             name: "StrataBenchmarks",
             dependencies: [
                 "StackFixture",

@@ -210,17 +210,17 @@ private enum Target {
     case absent
 }
 
-private struct XMLKey: CodingKey {
-    let stringValue: String
-    let intValue: Int?
-    init(stringValue: String) {
-        self.stringValue = stringValue
-        intValue = nil
+/// An item's index in a coding path: one word, so that it needs no allocation as `any CodingKey`.
+private struct IndexKey: CodingKey {
+    let index: Int
+    var stringValue: String { String(index) }
+    var intValue: Int? { index }
+    init(_ index: Int) { self.index = index }
+    init?(stringValue: String) {
+        guard let index = Int(stringValue) else { return nil }
+        self.index = index
     }
-    init(intValue: Int) {
-        stringValue = String(intValue)
-        self.intValue = intValue
-    }
+    init(intValue: Int) { index = intValue }
 }
 
 /// An array type, whose items are read from repeated or wrapped elements.
@@ -242,21 +242,43 @@ extension Set: DecodableArray where Element: Decodable {
 }
 
 private func isSingleValue(_ type: Any.Type) -> Bool {
-    switch type {
-    case is String.Type, is Bool.Type, is Int.Type, is Int8.Type, is Int16.Type, is Int32.Type, is Int64.Type,
-        is UInt.Type, is UInt8.Type, is UInt16.Type, is UInt32.Type, is UInt64.Type, is Double.Type, is Float.Type,
-        is Decimal.Type, is Date.Type, is Data.Type, is URL.Type, is any RawRepresentable.Type:
-        return true
-    default:
-        return false
+    let values: [Any.Type] = [
+        String.self, Int.self, Bool.self, Double.self, Date.self, Int64.self, Int32.self, Int16.self, Int8.self,
+        UInt.self, UInt64.self, UInt32.self, UInt16.self, UInt8.self, Float.self, Decimal.self, Data.self, URL.self,
+    ]
+    return values.contains { $0 == type } || type is any RawRepresentable.Type
+}
+
+/// A coding path built only when asked for (an error, a container): a member's key is kept apart
+/// from its parent's path, so decoding a member allocates no path.
+private struct LazyPath {
+    let parent: [any CodingKey]
+    let key: (any CodingKey)?
+
+    init(_ parent: [any CodingKey], _ key: (any CodingKey)? = nil) {
+        self.parent = parent
+        self.key = key
     }
+
+    var keys: [any CodingKey] { key.map { parent + [$0] } ?? parent }
 }
 
 private struct XMLTreeDecoder: Decoder {
     let session: Session
     let target: Target
-    let codingPath: [any CodingKey]
+    let path: LazyPath
+    var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(session: Session, target: Target, path: LazyPath) {
+        self.session = session
+        self.target = target
+        self.path = path
+    }
+
+    init(session: Session, target: Target, codingPath: [any CodingKey]) {
+        self.init(session: session, target: target, path: LazyPath(codingPath))
+    }
 
     private func mismatch(_ type: Any.Type, _ reason: String) -> DecodingError {
         .typeMismatch(type, DecodingError.Context(codingPath: codingPath, debugDescription: reason))
@@ -295,11 +317,11 @@ private struct XMLTreeDecoder: Decoder {
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        ValueContainer(session: session, target: target, codingPath: codingPath)
+        ValueContainer(session: session, target: target, path: path)
     }
 
     func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
-        try ValueContainer(session: session, target: target, codingPath: codingPath).decode(type)
+        try ValueContainer(session: session, target: target, path: path).decode(type)
     }
 }
 
@@ -345,12 +367,12 @@ private struct MembersContainer<Key: CodingKey>: KeyedDecodingContainerProtocol 
                     codingPath: codingPath, debugDescription: "No element or attribute '\(key.stringValue)'.")
             )
         }
-        return XMLTreeDecoder(session: session, target: target, codingPath: codingPath + [key])
+        return XMLTreeDecoder(session: session, target: target, path: LazyPath(codingPath, key))
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
         guard let target = target(for: key) else { return true }
-        return ValueContainer(session: session, target: target, codingPath: codingPath).decodeNil()
+        return ValueContainer(session: session, target: target, path: LazyPath(codingPath)).decodeNil()
     }
 
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
@@ -372,7 +394,7 @@ private struct MembersContainer<Key: CodingKey>: KeyedDecodingContainerProtocol 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         if let array = T.self as? any DecodableArray.Type, key.stringValue.utf8.first != UInt8(ascii: "@") {
             let items = session.items(of: element, key: key.stringValue, itemsAreValues: array.itemsAreValues)
-            return try XMLTreeDecoder(session: session, target: .items(items), codingPath: codingPath + [key])
+            return try XMLTreeDecoder(session: session, target: .items(items), path: LazyPath(codingPath, key))
                 .decodeValue(type)
         }
         return try decoder(for: key).decodeValue(type)
@@ -439,8 +461,7 @@ private struct ItemsContainer: UnkeyedDecodingContainer {
         }
         defer { currentIndex += 1 }
         return XMLTreeDecoder(
-            session: session, target: .element(items[currentIndex]),
-            codingPath: codingPath + [XMLKey(intValue: currentIndex)])
+            session: session, target: .element(items[currentIndex]), path: LazyPath(codingPath, IndexKey(currentIndex)))
     }
 
     mutating func decodeNil() throws -> Bool {
@@ -471,7 +492,8 @@ private struct ItemsContainer: UnkeyedDecodingContainer {
 private struct ValueContainer: SingleValueDecodingContainer {
     let session: Session
     let target: Target
-    let codingPath: [any CodingKey]
+    let path: LazyPath
+    var codingPath: [any CodingKey] { path.keys }
 
     var text: String {
         switch target {
@@ -523,35 +545,35 @@ private struct ValueContainer: SingleValueDecodingContainer {
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if let value = try special(type) { return value }
-        return try T(from: XMLTreeDecoder(session: session, target: target, codingPath: codingPath))
+        return try T(from: XMLTreeDecoder(session: session, target: target, path: path))
     }
 
+    /// The value of a type read from text, or `nil` for a type that decodes itself. Types are
+    /// compared by identity, not cast, and the value handed back as the very type it is.
     private func special<T>(_ type: T.Type) throws -> T? {
-        let value: Any
-        switch type {
-        case is String.Type: value = text
-        case is Bool.Type: value = try decode(Bool.self)
-        case is Int.Type: value = try integer(Int.self)
-        case is Int8.Type: value = try integer(Int8.self)
-        case is Int16.Type: value = try integer(Int16.self)
-        case is Int32.Type: value = try integer(Int32.self)
-        case is Int64.Type: value = try integer(Int64.self)
-        case is UInt.Type: value = try integer(UInt.self)
-        case is UInt8.Type: value = try integer(UInt8.self)
-        case is UInt16.Type: value = try integer(UInt16.self)
-        case is UInt32.Type: value = try integer(UInt32.self)
-        case is UInt64.Type: value = try integer(UInt64.self)
-        case is Double.Type: value = try parsed(Double(trimmed), type)
-        case is Float.Type: value = try parsed(Float(trimmed), type)
-        case is Decimal.Type: value = try decimal()
-        case is Date.Type:
+        func value<V>(_ value: V) -> T { unsafeBitCast(value, to: T.self) }
+        if T.self == String.self { return value(text) }
+        if T.self == Int.self { return value(try integer(Int.self)) }
+        if T.self == Bool.self { return value(try decode(Bool.self)) }
+        if T.self == Double.self { return value(try parsed(Double(trimmed), type)) }
+        if T.self == Date.self {
             if case .deferredToDate = session.options.dateDecoding { return nil }
-            value = try parsed(date(trimmed), type)
-        case is Data.Type: value = try parsed(Data(base64Encoded: trimmed), type)
-        case is URL.Type: value = try parsed(URL(string: trimmed), type)
-        default: return nil
+            return value(try parsed(date(trimmed), type))
         }
-        return value as? T
+        if T.self == Int64.self { return value(try integer(Int64.self)) }
+        if T.self == Int32.self { return value(try integer(Int32.self)) }
+        if T.self == Int16.self { return value(try integer(Int16.self)) }
+        if T.self == Int8.self { return value(try integer(Int8.self)) }
+        if T.self == UInt.self { return value(try integer(UInt.self)) }
+        if T.self == UInt64.self { return value(try integer(UInt64.self)) }
+        if T.self == UInt32.self { return value(try integer(UInt32.self)) }
+        if T.self == UInt16.self { return value(try integer(UInt16.self)) }
+        if T.self == UInt8.self { return value(try integer(UInt8.self)) }
+        if T.self == Float.self { return value(try parsed(Float(trimmed), type)) }
+        if T.self == Decimal.self { return value(try decimal()) }
+        if T.self == Data.self { return value(try parsed(Data(base64Encoded: trimmed), type)) }
+        if T.self == URL.self { return value(try parsed(URL(string: trimmed), type)) }
+        return nil
     }
 
     private func parsed<Value>(_ value: Value?, _ type: Any.Type) throws -> Value {

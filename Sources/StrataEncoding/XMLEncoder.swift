@@ -75,7 +75,7 @@ public struct XMLEncoder: Sendable {
         let root = EncodedElement()
         let state = EncodingState(options: self)
         do {
-            try Context(state: state, codingPath: [], depth: 0).encode(value, into: root)
+            try Context(state: state, parent: [], key: nil, depth: 0).encode(value, into: root)
         } catch let error as XMLError {
             throw error
         } catch is DepthLimit.Exceeded {
@@ -96,7 +96,7 @@ public struct XMLEncoder: Sendable {
         }
         let root = EncodedElement()
         do {
-            try Context(state: EncodingState(options: self), codingPath: [], depth: 0).encode(
+            try Context(state: EncodingState(options: self), parent: [], key: nil, depth: 0).encode(
                 ParameterValue.object(parameters), into: root)
         } catch let error as XMLError {
             throw error
@@ -200,40 +200,51 @@ private final class EncodingState {
     }
 }
 
-/// An element's index or a member's name, for coding paths.
-private struct XMLCodingKey: CodingKey {
-    let intValue: Int?
+/// A member's name, for coding paths.
+private struct NameKey: CodingKey {
     let stringValue: String
-    init(_ index: Int) {
-        intValue = index
-        stringValue = String(index)
-    }
-    init(stringValue: String) {
-        intValue = nil
-        self.stringValue = stringValue
-    }
-    init?(intValue: Int) { self.init(intValue) }
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// An item's index, for coding paths: one word, so that it needs no allocation as `any CodingKey`.
+private struct IndexKey: CodingKey {
+    let index: Int
+    var stringValue: String { String(index) }
+    var intValue: Int? { index }
+    init(_ index: Int) { self.index = index }
+    init?(stringValue: String) { nil }
+    init(intValue: Int) { index = intValue }
 }
 
 /// Where a value is encoded: its path, and how many containers enclose it (counted as the
-/// ``ParameterValueEncoder`` counts them).
+/// ``ParameterValueEncoder`` counts them). The path is kept as the parent's path and a key, and
+/// joined only when asked for, so that encoding a member allocates no path.
 private struct Context {
     let state: EncodingState
-    let codingPath: [any CodingKey]
+    let parent: [any CodingKey]
+    let key: (any CodingKey)?
     let depth: Int
 
+    var codingPath: [any CodingKey] { key.map { parent + [$0] } ?? parent }
+
+    /// The context of the member or item `key` of a container whose path is `path`.
+    func child(_ key: any CodingKey, under path: [any CodingKey]) -> Context {
+        Context(state: state, parent: path, key: key, depth: depth + 1)
+    }
+
     func appending(_ key: any CodingKey) -> Context {
-        Context(state: state, codingPath: codingPath + [key], depth: depth + 1)
+        child(key, under: codingPath)
     }
 
     /// A value in a single-value container or a super encoder: a level of its own, so that a chain
     /// of wrappers cannot recurse without bound either.
     func deeper() -> Context {
-        Context(state: state, codingPath: codingPath, depth: depth + 1)
+        Context(state: state, parent: parent, key: key, depth: depth + 1)
     }
 
     /// `element` if a container may open at this depth; past the limit, one that is thrown away (a
-    /// nested container cannot throw), and the encoding fails once it returns.
     func containerElement(_ element: EncodedElement) -> EncodedElement {
         state.limit.allowsContainer(at: depth) ? element : EncodedElement()
     }
@@ -242,8 +253,8 @@ private struct Context {
         try state.limit.check(depth)
         if let text = try specialText(value) {
             element.text = text
-        } else if Value.self == ParameterValue.self, let parameter = value as? ParameterValue {
-            try encode(parameter, into: element)
+        } else if Value.self == ParameterValue.self {
+            try encode(unsafeBitCast(value, to: ParameterValue.self), into: element)
         } else {
             try value.encode(to: ElementEncoder(element: element, context: self))
         }
@@ -256,13 +267,15 @@ private struct Context {
         case .array(let items):
             guard state.limit.allowsContainer(at: depth) else { throw DepthLimit.Exceeded() }
             element.isArray = true
+            let path = codingPath
             for (index, item) in items.enumerated() {
-                element.children.append(("", try appending(XMLCodingKey(index)).value(of: item)))
+                element.children.append(("", try child(IndexKey(index), under: path).value(of: item)))
             }
         case .object(let members):
             guard state.limit.allowsContainer(at: depth) else { throw DepthLimit.Exceeded() }
+            let path = codingPath
             for (key, member) in members.sorted(by: { $0.key < $1.key }) {
-                try add(appending(XMLCodingKey(stringValue: key)).value(of: member), key: key, to: element)
+                try add(child(NameKey(stringValue: key), under: path).value(of: member), key: key, to: element)
             }
         case .string(let text): element.text = text
         case .int(let number): element.text = String(number)
@@ -310,18 +323,18 @@ private struct Context {
     }
 
     /// The text of a value written as text by the encoder rather than by its own conformance.
+    /// Types are compared by identity rather than cast, and the value read as the very type it is.
     private func specialText<Value: Encodable>(_ value: Value) throws -> String? {
-        switch value {
-        case let text as String: return text
-        case let number as Int: return String(number)
-        case let flag as Bool: return flag ? "true" : "false"
-        case let number as Double: return try text(number)
-        case let date as Date: return state.options.dateEncoding.text(for: date)
-        case let data as Data: return data.base64EncodedString()
-        case let url as URL: return url.absoluteString
-        case let decimal as Decimal: return decimal.description
-        default: return nil
-        }
+        func read<V>(_ type: V.Type) -> V { unsafeBitCast(value, to: V.self) }
+        if Value.self == String.self { return read(String.self) }
+        if Value.self == Int.self { return String(read(Int.self)) }
+        if Value.self == Bool.self { return read(Bool.self) ? "true" : "false" }
+        if Value.self == Double.self { return try text(read(Double.self)) }
+        if Value.self == Date.self { return state.options.dateEncoding.text(for: read(Date.self)) }
+        if Value.self == Data.self { return read(Data.self).base64EncodedString() }
+        if Value.self == URL.self { return read(URL.self).absoluteString }
+        if Value.self == Decimal.self { return read(Decimal.self).description }
+        return nil
     }
 
     func text(_ number: Double) throws -> String {
@@ -364,7 +377,15 @@ private struct ElementEncoder: Encoder {
 private struct MembersContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let element: EncodedElement
     let context: Context
-    var codingPath: [any CodingKey] { context.codingPath }
+    let codingPath: [any CodingKey]
+
+    init(element: EncodedElement, context: Context) {
+        self.element = element
+        self.context = context
+        codingPath = context.codingPath
+    }
+
+    private func member(_ key: Key) -> Context { context.child(key, under: codingPath) }
 
     private func add(_ text: String, _ key: Key) throws {
         try context.add(.text(text), key: key.stringValue, to: element)
@@ -374,10 +395,10 @@ private struct MembersContainer<Key: CodingKey>: KeyedEncodingContainerProtocol 
     mutating func encode(_ value: Bool, forKey key: Key) throws { try add(value ? "true" : "false", key) }
     mutating func encode(_ value: String, forKey key: Key) throws { try add(value, key) }
     mutating func encode(_ value: Double, forKey key: Key) throws {
-        try add(context.appending(key).text(value), key)
+        try add(member(key).text(value), key)
     }
     mutating func encode(_ value: Float, forKey key: Key) throws {
-        try add(context.appending(key).text(value), key)
+        try add(member(key).text(value), key)
     }
     mutating func encode(_ value: Int, forKey key: Key) throws { try add(String(value), key) }
     mutating func encode(_ value: Int8, forKey key: Key) throws { try add(String(value), key) }
@@ -390,13 +411,13 @@ private struct MembersContainer<Key: CodingKey>: KeyedEncodingContainerProtocol 
     mutating func encode(_ value: UInt32, forKey key: Key) throws { try add(String(value), key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { try add(String(value), key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        try context.add(context.appending(key).value(of: value), key: key.stringValue, to: element)
+        try context.add(member(key).value(of: value), key: key.stringValue, to: element)
     }
 
     private func nested(_ key: Key) -> ElementEncoder {
         let nested = EncodedElement()
         element.children.append((key.stringValue, .element(nested)))
-        return ElementEncoder(element: nested, context: context.appending(key))
+        return ElementEncoder(element: nested, context: member(key))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -421,10 +442,16 @@ private struct MembersContainer<Key: CodingKey>: KeyedEncodingContainerProtocol 
 private struct ItemsContainer: UnkeyedEncodingContainer {
     let element: EncodedElement
     let context: Context
-    var codingPath: [any CodingKey] { context.codingPath }
+    let codingPath: [any CodingKey]
     var count: Int { element.children.count }
 
-    private var itemContext: Context { context.appending(XMLCodingKey(count)) }
+    init(element: EncodedElement, context: Context) {
+        self.element = element
+        self.context = context
+        codingPath = context.codingPath
+    }
+
+    private var itemContext: Context { context.child(IndexKey(count), under: codingPath) }
 
     private func append(_ text: String) { element.children.append(("", .text(text))) }
 

@@ -34,8 +34,13 @@ final class XMLNodes {
         var declaresNamespace: Bool { name.utf8.starts(with: "xmlns".utf8) && (colon == 5 || name.utf8.count == 5) }
     }
 
-    var nodes: [Node] = []
-    var attributes: [Attribute] = []
+    let nodes: [Node]
+    let attributes: [Attribute]
+
+    init(nodes: [Node], attributes: [Attribute]) {
+        self.nodes = nodes
+        self.attributes = attributes
+    }
 
     /// The element children of `element`, in order.
     func elementChildren(of element: Int) -> [Int] {
@@ -113,7 +118,7 @@ final class XMLNodes {
 
     /// The nodes of `tree`, flattened without recursion; throws if it nests deeper than `maximumDepth`.
     static func flattening(_ tree: XMLTree, maximumDepth: Int) throws(XMLError) -> XMLNodes {
-        let document = XMLNodes()
+        var document = (nodes: [Node](), attributes: [Attribute]())
         var open: [(tree: XMLTree, index: Int, next: Int, hasElements: Bool)] = []
         func start(_ element: XMLTree) throws(XMLError) {
             guard open.count < maximumDepth else { throw .nestingTooDeep(maximum: maximumDepth) }
@@ -151,7 +156,7 @@ final class XMLNodes {
                         end: Int32(document.nodes.count + 1), firstAttribute: 0, attributeEnd: 0))
             }
         }
-        return document
+        return XMLNodes(nodes: document.nodes, attributes: document.attributes)
     }
 }
 
@@ -167,9 +172,11 @@ struct XMLReader: ~Copyable {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maximumDepth: Int
     private var position = 0
-    private let document = XMLNodes()
-    /// The open elements: index, whether they hold child elements, whether they hold whitespace text.
-    private var open: [(index: Int, hasElements: Bool, hasWhitespace: Bool)] = []
+    private var nodes: [XMLNodes.Node] = []
+    private var attributes: [XMLNodes.Attribute] = []
+    /// The open elements: index, where the name starts in the bytes, whether they hold child
+    /// elements, whether they hold whitespace text.
+    private var open: [(index: Int, name: Int, hasElements: Bool, hasWhitespace: Bool)] = []
     /// The text node the next text is joined to (text, CDATA and references in one run), or -1.
     private var joinableText = -1
     private var scratch: [UInt8] = []
@@ -187,7 +194,7 @@ struct XMLReader: ~Copyable {
             var reader = XMLReader(bytes: raw.bindMemory(to: UInt8.self), maximumDepth: maximumDepth)
             do throws(XMLError) {
                 try reader.readDocument(declaredEncodingAllowed: utf8 != nil)
-                return .success(reader.document)
+                return .success(XMLNodes(nodes: reader.nodes, attributes: reader.attributes))
             } catch {
                 return .failure(error)
             }
@@ -280,7 +287,7 @@ struct XMLReader: ~Copyable {
     private mutating func readContent() throws(XMLError) {
         repeat {
             guard position < bytes.count else {
-                let name = open.last.map { document.nodes[$0.index].name } ?? ""
+                let name = open.last.map { nodes[$0.index].name } ?? ""
                 throw malformed("the document ends before </\(name)>")
             }
             if bytes[position] == UInt8(ascii: "<") {
@@ -309,8 +316,9 @@ struct XMLReader: ~Copyable {
     private mutating func readStartTag() throws(XMLError) {
         guard open.count < maximumDepth else { throw .nestingTooDeep(maximum: maximumDepth) }
         position += 1
+        let nameStart = position
         let (name, colon) = try readName()
-        let firstAttribute = document.attributes.count
+        let firstAttribute = attributes.count
         // Past a few attributes, a set: a hostile tag with thousands cannot make the check quadratic.
         var names: Set<String>?
         while true {
@@ -327,14 +335,14 @@ struct XMLReader: ~Copyable {
             position += 1
             skipWhitespace()
             let value = try readAttributeValue()
-            let count = document.attributes.count - firstAttribute
-            if names == nil, count >= 8 { names = Set(document.attributes[firstAttribute...].map(\.name)) }
+            let count = attributes.count - firstAttribute
+            if names == nil, count >= 8 { names = Set(attributes[firstAttribute...].map(\.name)) }
             let isDuplicate =
                 names.map { !$0.contains(attribute) } == false
-                || (names == nil && document.attributes[firstAttribute...].contains { $0.name == attribute })
+                || (names == nil && attributes[firstAttribute...].contains { $0.name == attribute })
             guard !isDuplicate else { throw malformed("the attribute '\(attribute)' appears twice in <\(name)>") }
             names?.insert(attribute)
-            document.attributes.append(.init(name: attribute, colon: attributeColon, value: value))
+            attributes.append(.init(name: attribute, colon: attributeColon, value: value))
         }
         let isEmpty = bytes[position] == UInt8(ascii: "/")
         if isEmpty {
@@ -346,13 +354,13 @@ struct XMLReader: ~Copyable {
             position += 1
         }
         if !open.isEmpty { open[open.count - 1].hasElements = true }
-        let index = document.nodes.count
-        document.nodes.append(
+        let index = nodes.count
+        nodes.append(
             .init(
                 name: name, colon: colon, kind: .element, hasText: false, end: Int32(index + 1),
-                firstAttribute: Int32(firstAttribute), attributeEnd: Int32(document.attributes.count)))
+                firstAttribute: Int32(firstAttribute), attributeEnd: Int32(attributes.count)))
         joinableText = -1
-        if !isEmpty { open.append((index, false, false)) }
+        if !isEmpty { open.append((index, nameStart, false, false)) }
     }
 
     private mutating func readEndTag() throws(XMLError) {
@@ -360,9 +368,14 @@ struct XMLReader: ~Copyable {
         position += 2
         let nameStart = position
         while position < bytes.count, Self.isNameByte(bytes[position]) { position += 1 }
-        guard let (index, hasElements, hasWhitespace) = open.last else { throw malformed("an end tag with no start") }
-        let node = document.nodes[index]
-        guard node.name.utf8.elementsEqual(bytes[nameStart..<position]) else {
+        guard let (index, startName, hasElements, hasWhitespace) = open.last else {
+            throw malformed("an end tag with no start")
+        }
+        let node = nodes[index]
+        let length = position - nameStart
+        guard let base = bytes.baseAddress, length == node.name.utf8.count,
+            memcmp(base + nameStart, base + startName, length) == 0
+        else {
             position = tagStart
             throw malformed("the end tag does not match <\(node.name)>")
         }
@@ -372,15 +385,15 @@ struct XMLReader: ~Copyable {
         }
         position += 1
         open.removeLast()
-        let end = Int32(document.nodes.count)
-        document.nodes[index].end = end
+        let end = Int32(nodes.count)
+        nodes[index].end = end
         joinableText = -1
         // Whitespace between child elements of an element holding no other text is indentation.
         if hasElements, hasWhitespace, !node.hasText {
             var child = index + 1
             while child < Int(end) {
-                if document.nodes[child].kind == .text { document.nodes[child].kind = .ignorableText }
-                child = Int(document.nodes[child].end)
+                if nodes[child].kind == .text { nodes[child].kind = .ignorableText }
+                child = Int(nodes[child].end)
             }
         }
     }
@@ -496,14 +509,14 @@ struct XMLReader: ~Copyable {
         if whitespace {
             open[open.count - 1].hasWhitespace = true
         } else {
-            document.nodes[parent].hasText = true
+            nodes[parent].hasText = true
         }
         if joinableText >= 0 {
-            document.nodes[joinableText].name += text
+            nodes[joinableText].name += text
             return
         }
-        joinableText = document.nodes.count
-        document.nodes.append(
+        joinableText = nodes.count
+        nodes.append(
             .init(
                 name: text, colon: -1, kind: .text, hasText: false, end: Int32(joinableText + 1), firstAttribute: 0,
                 attributeEnd: 0))

@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import StackFixture
 import Strata
 
 #if canImport(FoundationNetworking)
@@ -8,29 +9,9 @@ import Strata
 
 /// The parameter encodings on documents of a realistic size: MB/s and allocations per document.
 enum Encoders {
-    struct Product: Codable, Sendable {
-        let id: Int
-        let name: String
-        let description: String
-        let priceCents: Int
-        let tags: [String]
-        let inStock: Bool
-    }
+    typealias Catalog = CatalogFixture.Catalog
 
-    struct Catalog: Codable, Sendable {
-        let title: String
-        let products: [Product]
-    }
-
-    /// A catalog of about 1 MiB as JSON.
-    static let catalog = Catalog(
-        title: "Catalog",
-        products: (0..<5_600).map { index in
-            Product(
-                id: index, name: "Product \(index)", description: "A thing worth having, number \(index) of many",
-                priceCents: 100 + index, tags: ["swift", "linux", "tag-\(index % 17)"], inStock: index % 3 != 0)
-        }
-    )
+    static let catalog = CatalogFixture.catalog
 
     /// 1,000 keys in ten nested groups of 100, with strings that need percent-encoding.
     static let nestedParameters: [String: ParameterValue] = [

@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import StackFixture
 import StrataEncoding
 import XMLCoder
 
