@@ -699,7 +699,9 @@ struct XMLReader: ~Copyable {
             line += 1
             lineStart = index + 1
         }
-        return .malformedDocument(line: line, column: offset - lineStart + 1, reason: reason)
+        // A reason quotes names from the document: a hostile one can be any length.
+        let shown = reason.count > 200 ? reason.prefix(200) + "…" : Substring(reason)
+        return .malformedDocument(line: line, column: offset - lineStart + 1, reason: String(shown))
     }
 
     static func isWhitespace(_ byte: UInt8) -> Bool {
