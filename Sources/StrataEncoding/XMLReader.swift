@@ -193,7 +193,7 @@ struct XMLReader: ~Copyable {
         let result: Result<XMLNodes, XMLError> = (utf8 ?? data).withUnsafeBytes { raw in
             var reader = XMLReader(bytes: raw.bindMemory(to: UInt8.self), maximumDepth: maximumDepth)
             do throws(XMLError) {
-                try reader.readDocument(declaredEncodingAllowed: utf8 != nil)
+                try reader.readDocument()
                 return .success(XMLNodes(nodes: reader.nodes, attributes: reader.attributes))
             } catch {
                 return .failure(error)
@@ -244,7 +244,7 @@ struct XMLReader: ~Copyable {
 
     // MARK: Document
 
-    private mutating func readDocument(declaredEncodingAllowed: Bool) throws(XMLError) {
+    private mutating func readDocument() throws(XMLError) {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
         if starts(with: "<?xml") && (position + 5 < bytes.count && Self.isWhitespace(bytes[position + 5])) {
             try skip(past: "?>", what: "XML declaration")
