@@ -255,7 +255,7 @@ func makeService(
         }
         #expect(await failed.first() == true)
         let cancelled = CompletionRecorder<Bool>()
-        let pending = DefaultDataTransferService(networkService: MockNetworkService(), completionQueue: completionQueue)
+        let pending = DefaultDataTransferService(networkService: Silent(), completionQueue: completionQueue)
         let cancellable = pending.request(with: Endpoint<Void>(path: "x")) { result in
             cancelled.record(DispatchQueue.getSpecific(key: Self.queueKey) != nil && (try? result.get()) == nil)
         }
@@ -264,8 +264,7 @@ func makeService(
     }
 
     @Test func cancelBeforeTheNetworkAnswersCompletesOnceWithCancelled() async throws {
-        let network = MockNetworkService(results: [], completionQueue: .global())
-        let service = DefaultDataTransferService(networkService: network, completionQueue: .global())
+        let service = DefaultDataTransferService(networkService: Silent(), completionQueue: .global())
         let recorder = CompletionRecorder<Result<User, DataTransferError>>()
         let cancellable = service.request(with: Endpoint<User>(path: "x"), completion: recorder.record)
         cancellable.cancel()
@@ -369,15 +368,6 @@ func makeService(
     }
 
     @Test func cancellingTheSwiftTaskCancelsTheRequest() async throws {
-        // A network service that never answers on its own: only cancellation can end the request.
-        struct Silent: NetworkService {
-            let cancelled: Locked<Bool>
-            func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-                let token = CancellationToken()
-                token.onCancel { cancelled.withLock { $0 = true } }
-                return token
-            }
-        }
         let cancelled = Locked(false)
         let service = DefaultDataTransferService(
             networkService: Silent(cancelled: cancelled), completionQueue: .global())
@@ -387,6 +377,17 @@ func makeService(
         let result = await task.result
         #expect((result.failure as? DataTransferError)?.isCancelled == true)
         #expect(cancelled.value)
+    }
+}
+
+/// A network service that never answers on its own: only cancellation ends its requests, so a test
+/// that cancels never races an answer.
+private struct Silent: NetworkService {
+    var cancelled = Locked(false)
+    func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+        let token = CancellationToken()
+        token.onCancel { cancelled.withLock { $0 = true } }
+        return token
     }
 }
 
