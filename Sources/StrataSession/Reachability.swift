@@ -67,14 +67,13 @@ public struct InterfaceReachability: ReachabilityGate {
         defer { freeifaddrs(list) }
         var found: [String: Interface] = [:]
         for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
-            let flags = Int32(entry.pointee.ifa_flags)
-            let family = entry.pointee.ifa_addr?.pointee.sa_family
-            let hasAddress = family == UInt16(AF_INET) || family == UInt16(AF_INET6)
+            let flags = entry.pointee.ifa_flags
+            let hasAddress = entry.pointee.ifa_addr.map { hasInternetAddress(family: $0.pointee.sa_family) } ?? false
             let name = String(cString: entry.pointee.ifa_name)
             let interface = Interface(
                 name: name,
-                isActive: flags & Int32(IFF_UP) != 0 && flags & Int32(IFF_RUNNING) != 0,
-                isLoopback: flags & Int32(IFF_LOOPBACK) != 0,
+                isActive: has(IFF_UP, in: flags) && has(IFF_RUNNING, in: flags),
+                isLoopback: has(IFF_LOOPBACK, in: flags),
                 hasAddress: hasAddress
             )
             if hasAddress || found[name] == nil {
@@ -82,6 +81,21 @@ public struct InterfaceReachability: ReachabilityGate {
             }
         }
         return found.values.sorted { $0.name < $1.name }
+    }
+
+    // The C types differ by platform: `sa_family` is a `UInt8` on Apple platforms and a `UInt16`
+    // on Linux; the `IFF_` flags are `Int32` on Apple platforms and `Int` on Linux. Generic over
+    // the integer type, these type-check on both, and the tests run them with each type.
+
+    /// Whether an address of `family` is an IPv4 or IPv6 address.
+    package static func hasInternetAddress(family: some BinaryInteger) -> Bool {
+        let family = Int64(truncatingIfNeeded: family)
+        return family == Int64(AF_INET) || family == Int64(AF_INET6)
+    }
+
+    /// Whether `flag` is set in an interface's `flags`.
+    package static func has(_ flag: some BinaryInteger, in flags: some BinaryInteger) -> Bool {
+        UInt64(truncatingIfNeeded: flags) & UInt64(truncatingIfNeeded: flag) != 0
     }
 }
 

@@ -63,6 +63,19 @@ final class SwitchGate: ReachabilityGate {
         #expect(!InterfaceReachability.isReachable(host: "::1", through: [ethernet]))
     }
 
+    /// `sa_family` is a `UInt8` on Apple platforms and a `UInt16` on Linux, the `IFF_` flags an
+    /// `Int32` or an `Int`: the checks are run with each, so both platforms' types are known to work.
+    @Test func addressFamiliesAndFlagsAreReadWhateverTheirCTypes() {
+        #expect(InterfaceReachability.hasInternetAddress(family: UInt8(AF_INET)))
+        #expect(InterfaceReachability.hasInternetAddress(family: UInt16(AF_INET6)))
+        #expect(!InterfaceReachability.hasInternetAddress(family: UInt8(AF_UNIX)))
+        #expect(!InterfaceReachability.hasInternetAddress(family: UInt16(AF_UNIX)))
+        #expect(!InterfaceReachability.hasInternetAddress(family: UInt16(AF_INET) | 0x100))
+        #expect(InterfaceReachability.has(Int32(0x1), in: UInt32(0x41)))
+        #expect(InterfaceReachability.has(Int(0x40), in: UInt32(0x41)))
+        #expect(!InterfaceReachability.has(Int(0x8), in: UInt32(0x41)))
+    }
+
     @Test func thisMachinesLoopbackIsReachable() throws {
         let interfaces = InterfaceReachability.interfaces()
         #expect(interfaces.contains { $0.isLoopback && $0.isActive })
