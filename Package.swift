@@ -14,7 +14,7 @@ let layers: [(name: String, dependencies: [String])] = [
     ("StrataConfiguration", ["StrataCore"]),
     ("StrataEncoding", ["StrataCore"]),
     ("StrataSession", ["StrataCore"]),
-    ("StrataEndpoint", ["StrataCore", "StrataConfiguration", "StrataEncoding", "StrataSession"]),
+    ("StrataEndpoint", ["StrataCore", "StrataConfiguration", "StrataEncoding"]),
     ("StrataService", ["StrataCore", "StrataConfiguration", "StrataEncoding", "StrataEndpoint", "StrataSession"]),
     ("StrataTransfer", ["StrataCore", "StrataEncoding", "StrataEndpoint", "StrataService"]),
     (

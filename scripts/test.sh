@@ -10,6 +10,9 @@ swift format lint --strict --recursive --parallel Package.swift Sources Tests In
     IntegrationTests/Sources IntegrationTests/Tests Example/Package.swift Example/Sources Example/Tests \
     Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources
 
+step "Module graph: the README's table of layers matches Package.swift"
+python3 scripts/check-module-graph.py
+
 step "Build with warnings as errors and explicit target dependency import check"
 swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 

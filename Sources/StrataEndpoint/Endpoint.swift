@@ -1,7 +1,6 @@
 import Foundation
 import StrataCore
 import StrataEncoding
-import StrataSession
 
 /// A typed description of one API call: the request to send and the `Response` it yields.
 ///
@@ -46,23 +45,13 @@ public struct Endpoint<Response>: ResponseRequestable {
     public var bodyEncoding: any ParameterEncoding
     /// The timeout in seconds; `nil` for the configuration's.
     public var timeoutInterval: TimeInterval?
-    /// The status codes that count as success; `nil` for the session manager's.
-    public var acceptableStatusCodes: Set<Int>?
     /// How the response body is decoded.
     public var responseDecoder: any ResponseDecoder
-    /// Called as the body is sent, with a `Progress` counting bytes.
-    public var uploadProgress: (@Sendable (Progress) -> Void)?
-    /// An interceptor for this endpoint's requests, run after the session manager's own.
-    public var interceptor: (any RequestInterceptor)?
-    /// How this endpoint's requests follow redirects; `nil` for the session manager's policy.
-    public var redirectPolicy: RedirectPolicy?
-    /// Where to save the response body; `nil` to receive it.
-    public var downloadDestination: URL?
-    /// Called as a download's body is written, with a `Progress` counting bytes.
-    public var downloadProgress: (@Sendable (Progress) -> Void)?
+    /// How the request is sent: acceptable status codes, progress, interceptor, redirects, download.
+    public var options: RequestOptions
 
     /// Creates an endpoint. Only the path is required: a `GET` with no parameters, a JSON body
-    /// encoding, and the decoder that fits `Response`.
+    /// encoding, the decoder that fits `Response`, and the session manager's settings.
     public init(
         path: String,
         isFullPath: Bool = false,
@@ -75,13 +64,8 @@ public struct Endpoint<Response>: ResponseRequestable {
         bodyParametersEncodable: (any Encodable & Sendable)? = nil,
         bodyEncoding: any ParameterEncoding = JSONEncoding.default,
         timeoutInterval: TimeInterval? = nil,
-        acceptableStatusCodes: Set<Int>? = nil,
         responseDecoder: (any ResponseDecoder)? = nil,
-        uploadProgress: (@Sendable (Progress) -> Void)? = nil,
-        interceptor: (any RequestInterceptor)? = nil,
-        redirectPolicy: RedirectPolicy? = nil,
-        downloadDestination: URL? = nil,
-        downloadProgress: (@Sendable (Progress) -> Void)? = nil
+        options: RequestOptions = RequestOptions()
     ) {
         self.path = path
         self.isFullPath = isFullPath
@@ -94,13 +78,8 @@ public struct Endpoint<Response>: ResponseRequestable {
         self.bodyParametersEncodable = bodyParametersEncodable
         self.bodyEncoding = bodyEncoding
         self.timeoutInterval = timeoutInterval
-        self.acceptableStatusCodes = acceptableStatusCodes
         self.responseDecoder = responseDecoder ?? Self.defaultDecoder
-        self.uploadProgress = uploadProgress
-        self.interceptor = interceptor
-        self.redirectPolicy = redirectPolicy
-        self.downloadDestination = downloadDestination
-        self.downloadProgress = downloadProgress
+        self.options = options
     }
 
     /// The decoder that fits `Response`: raw bytes for `Data`, UTF-8 text for `String`, else JSON.

@@ -2,7 +2,6 @@ import Foundation
 import StrataConfiguration
 import StrataCore
 import StrataEncoding
-import StrataSession
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -37,18 +36,9 @@ public protocol Requestable: Sendable {
     var bodyEncoding: any ParameterEncoding { get }
     /// The timeout in seconds; `nil` uses the configuration's.
     var timeoutInterval: TimeInterval? { get }
-    /// The status codes that count as success; `nil` uses the session manager's (by default `200..<300`).
-    var acceptableStatusCodes: Set<Int>? { get }
-    /// Called as the body is sent, with a `Progress` counting bytes (a new one for each attempt).
-    var uploadProgress: (@Sendable (Progress) -> Void)? { get }
-    /// An interceptor for this endpoint's requests, run after the session manager's own.
-    var interceptor: (any RequestInterceptor)? { get }
-    /// How this endpoint's requests follow redirects; `nil` for the session manager's policy.
-    var redirectPolicy: RedirectPolicy? { get }
-    /// Where to save the response body (streamed to disk, never held in memory); `nil` to receive it.
-    var downloadDestination: URL? { get }
-    /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each attempt).
-    var downloadProgress: (@Sendable (Progress) -> Void)? { get }
+    /// How the request is sent: acceptable status codes, progress, an interceptor and redirect
+    /// policy of its own, a download destination. By default the session manager's settings.
+    var options: RequestOptions { get }
 
     /// Builds the request for `configuration`.
     /// - Throws: ``RequestGenerationError`` when the URL cannot be formed or a parameter cannot be encoded.
@@ -74,18 +64,8 @@ extension Requestable {
     public var bodyEncoding: any ParameterEncoding { JSONEncoding.default }
     /// The configuration's timeout.
     public var timeoutInterval: TimeInterval? { nil }
-    /// The session manager's acceptable status codes.
-    public var acceptableStatusCodes: Set<Int>? { nil }
-    /// No upload progress.
-    public var uploadProgress: (@Sendable (Progress) -> Void)? { nil }
-    /// No interceptor of its own.
-    public var interceptor: (any RequestInterceptor)? { nil }
-    /// The session manager's redirect policy.
-    public var redirectPolicy: RedirectPolicy? { nil }
-    /// No download: the body is received.
-    public var downloadDestination: URL? { nil }
-    /// No download progress.
-    public var downloadProgress: (@Sendable (Progress) -> Void)? { nil }
+    /// The session manager's settings, the body received in memory.
+    public var options: RequestOptions { RequestOptions() }
 
     /// Builds the request: the URL from the base URL and path with the merged query, the merged
     /// headers, the timeout, and the body from ``bodyEncoding``.

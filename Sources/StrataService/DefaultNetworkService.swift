@@ -57,10 +57,13 @@ public struct DefaultNetworkService: NetworkService {
             return CancellationToken()
         }
 
-        let acceptable = endpoint.acceptableStatusCodes ?? sessionManager.acceptableStatusCodes
+        var options = endpoint.options
+        let acceptable = options.acceptableStatusCodes ?? sessionManager.acceptableStatusCodes
+        options.acceptableStatusCodes = acceptable
         // The configuration's headers belong to its API: a redirect to another origin drops them.
         let endpointHeaders = endpoint.headerParameters
-        let originBound = Set(configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
+        options.originBoundHeaderNames.formUnion(
+            configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
         // The outcome is logged once, for the result actually delivered, before the caller sees it.
         let started = ContinuousClock.now
         logger?.log(request: request)
@@ -73,18 +76,8 @@ public struct DefaultNetworkService: NetworkService {
         }
         let call = CancellableCompletion(cancelledWith: .failure(.cancelled), deliver)
         call.attach(
-            sessionManager.request(
-                request,
-                options: SessionRequestOptions(
-                    acceptableStatusCodes: acceptable,
-                    uploadProgress: endpoint.uploadProgress,
-                    interceptor: endpoint.interceptor,
-                    redirectPolicy: endpoint.redirectPolicy,
-                    downloadDestination: endpoint.downloadDestination,
-                    downloadProgress: endpoint.downloadProgress,
-                    originBoundHeaderNames: originBound
-                )
-            ) { [destination = endpoint.downloadDestination] data, response, error in
+            sessionManager.request(request, options: options) {
+                [destination = options.downloadDestination] data, response, error in
                 var result = NetworkError.result(
                     data: data, response: response, error: error, acceptableStatusCodes: acceptable)
                 if case .success(var success) = result, let destination {

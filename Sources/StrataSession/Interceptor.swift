@@ -5,25 +5,10 @@ import StrataCore
     import FoundationNetworking
 #endif
 
-/// An adapter and a retrier in one, for concerns that need both (authentication, for one).
-public protocol RequestInterceptor: RequestAdapter, RequestRetrier {}
-
-extension RequestInterceptor {
-    /// Passes the request through unchanged.
-    public func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
-        completion(.success(request))
-    }
-
-    /// Does not retry.
-    public func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
-        completion(.doNotRetry)
-    }
-}
-
 /// Runs adapters in order, each on the previous one's output, and asks retriers in order.
 ///
-/// The first retrier to answer ``RetryDecision/retry`` or ``RetryDecision/retryAfter(_:)`` wins;
-/// ``RetryDecision/doNotRetryWithError(_:)`` stops the search with its error; ``RetryDecision/doNotRetry``
+/// The first retrier to answer ``/StrataCore/RetryDecision/retry`` or ``/StrataCore/RetryDecision/retryAfter(_:)`` wins;
+/// ``/StrataCore/RetryDecision/doNotRetryWithError(_:)`` stops the search with its error; ``/StrataCore/RetryDecision/doNotRetry``
 /// asks the next. A `URLSessionManager` chains its own interceptors with a request's this way.
 ///
 /// ```swift

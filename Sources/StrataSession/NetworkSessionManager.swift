@@ -24,65 +24,19 @@ public protocol NetworkSessionManager: Sendable {
     /// Sends `request` and calls `completion` exactly once.
     /// - Returns: a handle that cancels the request, including while it is adapted or waits for a retry.
     func request(
-        _ request: URLRequest, options: SessionRequestOptions, completion: @escaping CompletionHandler
+        _ request: URLRequest, options: RequestOptions, completion: @escaping CompletionHandler
     )
         -> any NetworkCancellable
 }
 
 extension NetworkSessionManager {
     /// `200..<300`.
-    public var acceptableStatusCodes: Set<Int> { SessionRequestOptions.defaultAcceptableStatusCodes }
+    public var acceptableStatusCodes: Set<Int> { RequestOptions.defaultAcceptableStatusCodes }
 
     /// Sends `request` with default options.
     @discardableResult
     public func request(_ request: URLRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-        self.request(request, options: SessionRequestOptions(), completion: completion)
-    }
-}
-
-/// Per-request settings a ``NetworkSessionManager`` honours.
-public struct SessionRequestOptions: Sendable {
-    /// `200..<300`: the codes that count as success when neither the request nor the manager names others.
-    public static let defaultAcceptableStatusCodes = Set(200..<300)
-
-    /// The status codes that count as success for this request; `nil` for the manager's.
-    public var acceptableStatusCodes: Set<Int>?
-    /// Called as the body is sent, with a `Progress` whose units are bytes. Each attempt has a new
-    /// `Progress` (on Linux, setting a total back to zero traps, so one is never reused).
-    public var uploadProgress: (@Sendable (Progress) -> Void)?
-
-    /// An interceptor for this request alone, run after the manager's own adapters and retriers.
-    public var interceptor: (any RequestInterceptor)?
-    /// The redirect policy for this request; `nil` for the manager's.
-    public var redirectPolicy: RedirectPolicy?
-    /// Where to save the response body instead of collecting it in memory; an existing file there
-    /// is replaced. The completion then reports an empty body.
-    public var downloadDestination: URL?
-    /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each
-    /// attempt).
-    public var downloadProgress: (@Sendable (Progress) -> Void)?
-    /// Names of headers that belong to the request's origin rather than to the request — those of a
-    /// configuration shared by every request to one API. A redirect to another origin removes them,
-    /// as it removes credentials (see ``RedirectPolicy``).
-    public var originBoundHeaderNames: Set<String>
-
-    /// Creates options.
-    public init(
-        acceptableStatusCodes: Set<Int>? = nil,
-        uploadProgress: (@Sendable (Progress) -> Void)? = nil,
-        interceptor: (any RequestInterceptor)? = nil,
-        redirectPolicy: RedirectPolicy? = nil,
-        downloadDestination: URL? = nil,
-        downloadProgress: (@Sendable (Progress) -> Void)? = nil,
-        originBoundHeaderNames: Set<String> = []
-    ) {
-        self.acceptableStatusCodes = acceptableStatusCodes
-        self.redirectPolicy = redirectPolicy
-        self.downloadDestination = downloadDestination
-        self.downloadProgress = downloadProgress
-        self.uploadProgress = uploadProgress
-        self.interceptor = interceptor
-        self.originBoundHeaderNames = originBoundHeaderNames
+        self.request(request, options: RequestOptions(), completion: completion)
     }
 }
 

@@ -56,7 +56,7 @@ final class RequestExecution: Sendable {
     init(
         core: SessionCore,
         request: URLRequest,
-        options: SessionRequestOptions,
+        options: RequestOptions,
         acceptableStatusCodes: Set<Int>,
         completion: @escaping NetworkSessionManager.CompletionHandler
     ) {
@@ -289,7 +289,7 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// The next request of a redirect from `sent`, made safe (see ``RedirectPolicy``).
+    /// The next request of a redirect from `sent`, made safe (see ``/StrataCore/RedirectPolicy``).
     private func nextHop(after hop: Hop, sent: URLRequest, response: HTTPURLResponse) throws -> Hop {
         let location = response.value(forHTTPHeaderField: "Location") ?? ""
         guard let url = URL(string: location, relativeTo: response.url ?? sent.url)?.absoluteURL else {

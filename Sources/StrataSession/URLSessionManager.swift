@@ -10,7 +10,7 @@ import StrataCore
 /// It owns one long-lived, delegate-based session for its lifetime (short-lived sessions can crash
 /// at teardown on Linux) and invalidates it once, after the manager is released and its last request
 /// has finished. Each request runs the adapters, is checked against HTTP's grammar, is sent within
-/// its deadline, follows redirects as the ``RedirectPolicy`` says, has its status validated, and on
+/// its deadline, follows redirects as the ``/StrataCore/RedirectPolicy`` says, has its status validated, and on
 /// failure asks the retriers whether to go again.
 ///
 /// A request's `timeoutInterval` bounds each attempt as a whole — from sending it to the last byte
@@ -46,7 +46,7 @@ public final class URLSessionManager: NetworkSessionManager {
     ///     default ``/StrataCore/Redaction/standard``.
     public init(
         configuration: URLSessionConfiguration = .default,
-        acceptableStatusCodes: Set<Int> = SessionRequestOptions.defaultAcceptableStatusCodes,
+        acceptableStatusCodes: Set<Int> = RequestOptions.defaultAcceptableStatusCodes,
         adapters: [any RequestAdapter] = [],
         retriers: [any RequestRetrier] = [],
         interceptors: [any RequestInterceptor] = [],
@@ -71,7 +71,7 @@ public final class URLSessionManager: NetworkSessionManager {
     @discardableResult
     public func request(
         _ request: URLRequest,
-        options: SessionRequestOptions,
+        options: RequestOptions,
         completion: @escaping CompletionHandler
     ) -> any NetworkCancellable {
         let execution = RequestExecution(

@@ -169,7 +169,7 @@ public final class MockDataTransferService: DataTransferService {
     )
         -> Result<NetworkResponse, DataTransferError>
     {
-        let acceptable = endpoint.acceptableStatusCodes ?? SessionRequestOptions.defaultAcceptableStatusCodes
+        let acceptable = endpoint.options.acceptableStatusCodes ?? RequestOptions.defaultAcceptableStatusCodes
         guard acceptable.contains(response.statusCode) else {
             return .failure(.networkFailure(.unacceptableStatusCode(response)))
         }

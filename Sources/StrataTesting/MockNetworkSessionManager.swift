@@ -35,7 +35,7 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
     private struct State: Sendable {
         var queue: [Response] = []
         var requests: [URLRequest] = []
-        var options: [SessionRequestOptions] = []
+        var options: [RequestOptions] = []
     }
 
     /// The status codes that count as success for requests that do not name their own.
@@ -54,7 +54,7 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
     public init(
         responses: [Response] = [],
         fallback: Response = .success(),
-        acceptableStatusCodes: Set<Int> = SessionRequestOptions.defaultAcceptableStatusCodes,
+        acceptableStatusCodes: Set<Int> = RequestOptions.defaultAcceptableStatusCodes,
         completionQueue: DispatchQueue? = .global()
     ) {
         self.acceptableStatusCodes = acceptableStatusCodes
@@ -72,13 +72,13 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
     public var requests: [URLRequest] { state.value.requests }
 
     /// The options each request came with, in order.
-    public var receivedOptions: [SessionRequestOptions] { state.value.options }
+    public var receivedOptions: [RequestOptions] { state.value.options }
 
     /// Records `request` and answers with the next stubbed response.
     @discardableResult
     public func request(
         _ request: URLRequest,
-        options: SessionRequestOptions,
+        options: RequestOptions,
         completion: @escaping CompletionHandler
     ) -> any NetworkCancellable {
         let response = state.withLock { state -> Response in

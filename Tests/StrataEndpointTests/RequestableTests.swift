@@ -239,7 +239,7 @@ import Testing
         let request = try Health().urlRequest(with: configuration)
         #expect(request.url?.absoluteString == "https://api.example.com/health")
         #expect(request.httpMethod == "HEAD")
-        #expect(Health().acceptableStatusCodes == nil)
+        #expect(Health().options.acceptableStatusCodes == nil)
         #expect(Health().timeoutInterval == nil)
     }
 }

@@ -71,7 +71,8 @@ private func run(
 
     @Test func theEndpointsAcceptableStatusCodesAreUsedAndPassedToTheManager() async throws {
         let manager = MockNetworkSessionManager(responses: [.success(statusCode: 404)])
-        let result = try await run(Endpoint<Void>(path: "x", acceptableStatusCodes: [200, 404]), with: manager)
+        let result = try await run(
+            Endpoint<Void>(path: "x", options: RequestOptions(acceptableStatusCodes: [200, 404])), with: manager)
         #expect(try result.get().statusCode == 404)
         #expect(manager.receivedOptions.first?.acceptableStatusCodes == [200, 404])
     }
@@ -84,11 +85,14 @@ private func run(
         _ = try await run(
             Endpoint<Void>(
                 path: "x",
-                uploadProgress: uploads.record,
-                interceptor: Interceptor(adapters: [HeadersAdapter(["X-Endpoint": "1"])]),
-                redirectPolicy: .doNotFollow,
-                downloadDestination: destination,
-                downloadProgress: downloads.record
+                options: RequestOptions(
+                    uploadProgress: uploads.record,
+                    interceptor: Interceptor(adapters: [HeadersAdapter(["X-Endpoint": "1"])]),
+                    redirectPolicy: .doNotFollow,
+                    downloadDestination: destination,
+                    downloadProgress: downloads.record,
+                    originBoundHeaderNames: ["X-Tenant"]
+                )
             ),
             with: manager
         )
@@ -96,6 +100,7 @@ private func run(
         #expect(options.interceptor != nil)
         #expect(options.redirectPolicy != nil)
         #expect(options.downloadDestination == destination)
+        #expect(options.originBoundHeaderNames == ["X-Tenant", "X-Client"])
         options.uploadProgress?(Progress(totalUnitCount: 1))
         options.downloadProgress?(Progress(totalUnitCount: 2))
         #expect(uploads.values.map(\.totalUnitCount) == [1])
@@ -143,7 +148,7 @@ private func run(
     @Test func aTransportErrorAfterA2xxIsAFailureNotATruncatedSuccess() async throws {
         struct CutShort: NetworkSessionManager {
             func request(
-                _ request: URLRequest, options: SessionRequestOptions, completion: @escaping CompletionHandler
+                _ request: URLRequest, options: RequestOptions, completion: @escaping CompletionHandler
             )
                 -> any NetworkCancellable
             {
@@ -179,7 +184,7 @@ private func run(
     @Test func aResponseThatIsNotHTTPIsInvalidResponse() async throws {
         struct FileLike: NetworkSessionManager {
             func request(
-                _ request: URLRequest, options: SessionRequestOptions, completion: @escaping CompletionHandler
+                _ request: URLRequest, options: RequestOptions, completion: @escaping CompletionHandler
             )
                 -> any NetworkCancellable
             {

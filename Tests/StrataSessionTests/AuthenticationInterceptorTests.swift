@@ -68,7 +68,7 @@ struct StaticAuthenticator: Authenticator {
         let (recorder, _) = send(
             URLRequest(url: stub.baseURL),
             through: manager,
-            options: SessionRequestOptions(interceptor: Tagging(log: log))
+            options: RequestOptions(interceptor: Tagging(log: log))
         )
         _ = await recorder.first()
         #expect(stub.requests.first?.value(forHTTPHeaderField: "X-Order") == "manager,request")

@@ -21,7 +21,7 @@ import Testing
     }
 
     private func outcome(
-        _ request: URLRequest, manager: URLSessionManager, options: SessionRequestOptions = SessionRequestOptions()
+        _ request: URLRequest, manager: URLSessionManager, options: RequestOptions = RequestOptions()
     ) async throws -> Outcome {
         let (recorder, _) = send(request, through: manager, options: options)
         return try #require(await recorder.first(timeout: 10))
@@ -98,7 +98,7 @@ import Testing
         ] {
             request.setValue(value, forHTTPHeaderField: name)
         }
-        let options = SessionRequestOptions(originBoundHeaderNames: ["x-config"])
+        let options = RequestOptions(originBoundHeaderNames: ["x-config"])
         #expect(try await outcome(request, manager: manager, options: options).error == nil)
         let first = try #require(origin.requests.first)
         #expect(first.value(forHTTPHeaderField: "X-Api-Key") == "adapter-key")
@@ -217,7 +217,7 @@ import Testing
         let outer = (0..<20).map { _ in CompletionRecorder<Outcome>() }
         for recorder in outer {
             queue.async {
-                _ = manager.request(URLRequest(url: origin.baseURL), options: SessionRequestOptions()) {
+                _ = manager.request(URLRequest(url: origin.baseURL), options: RequestOptions()) {
                     recorder.record(($0, $1, $2))
                 }
             }

@@ -14,7 +14,7 @@ typealias Outcome = (data: Data?, response: URLResponse?, error: (any Error)?)
 func send(
     _ request: URLRequest,
     through manager: some NetworkSessionManager,
-    options: SessionRequestOptions = SessionRequestOptions()
+    options: RequestOptions = RequestOptions()
 ) -> (CompletionRecorder<Outcome>, any NetworkCancellable) {
     let recorder = CompletionRecorder<Outcome>()
     let cancellable = manager.request(request, options: options) { recorder.record(($0, $1, $2)) }
@@ -55,7 +55,7 @@ func isCancelled(_ error: (any Error)?) -> Bool {
         let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), acceptableStatusCodes: [200])
         let (recorder, _) = send(
             URLRequest(url: stub.baseURL), through: manager,
-            options: SessionRequestOptions(acceptableStatusCodes: [404]))
+            options: RequestOptions(acceptableStatusCodes: [404]))
         #expect(try #require(await recorder.first()).error == nil)
     }
 

@@ -47,7 +47,7 @@ struct Item: Codable, Equatable, Sendable {
             errors.withLock { $0.append(error as? SessionError) }
         }
         manager.request(
-            URLRequest(url: MockDefaults.baseURL), options: SessionRequestOptions(acceptableStatusCodes: [500])
+            URLRequest(url: MockDefaults.baseURL), options: RequestOptions(acceptableStatusCodes: [500])
         ) { _, _, error in
             errors.withLock { $0.append(error as? SessionError) }
         }

@@ -166,7 +166,7 @@ enum EndpointSnippets {
             method: .post,
             bodyParameters: ["caption": "Sunset"],
             bodyEncoding: MultipartEncoding(form: form),
-            uploadProgress: { progress in print(progress.fractionCompleted) }
+            options: RequestOptions(uploadProgress: { progress in print(progress.fractionCompleted) })
         )
 
         let order = Endpoint<User>(
@@ -192,8 +192,10 @@ enum EndpointSnippets {
 
         let archive = Endpoint<Empty>(
             path: "exports/2026.zip",
-            downloadDestination: destinationURL,
-            downloadProgress: { progress in print(progress.completedUnitCount) }
+            options: RequestOptions(
+                downloadDestination: destinationURL,
+                downloadProgress: { progress in print(progress.completedUnitCount) }
+            )
         )
 
         let decoder = JSONDecoder()
@@ -216,7 +218,7 @@ enum InterceptorSnippets {
         )
         let traced = Endpoint<[User]>(
             path: "users",
-            interceptor: Interceptor(adapters: [HeadersAdapter(["X-Trace": "on"])])
+            options: RequestOptions(interceptor: Interceptor(adapters: [HeadersAdapter(["X-Trace": "on"])]))
         )
 
         let retries = RetryPolicy(
@@ -242,7 +244,10 @@ enum InterceptorSnippets {
             next.url?.host == "api.example.com" ? next : nil
         }
         let cautious = URLSessionManager(redirectPolicy: sameHostOnly)
-        let raw = Endpoint<Empty>(path: "short/abc", acceptableStatusCodes: [301, 302], redirectPolicy: .doNotFollow)
+        let raw = Endpoint<Empty>(
+            path: "short/abc",
+            options: RequestOptions(acceptableStatusCodes: [301, 302], redirectPolicy: .doNotFollow)
+        )
 
         let gated = URLSessionManager(reachability: InterfaceReachability())
 

@@ -121,7 +121,7 @@ func readmeWalkthrough() async throws {
         method: .post,
         bodyParameters: ["caption": "Sunset", "public": true],
         bodyEncoding: MultipartEncoding(form: form),
-        uploadProgress: { progress in print(progress.fractionCompleted) }
+        options: RequestOptions(uploadProgress: { progress in print(progress.fractionCompleted) })
     )
     let order = Endpoint<User>(
         path: "orders",

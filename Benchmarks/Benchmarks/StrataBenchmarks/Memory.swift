@@ -128,7 +128,8 @@ enum Memory {
             let target = fixture.directory.appendingPathComponent("strata-download.bin")
             _ = try await fixture.transfer.request(
                 Endpoint<Empty>(
-                    path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"], downloadDestination: target))
+                    path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"],
+                    options: RequestOptions(downloadDestination: target)))
             try fixture.check(target)
         }
 

@@ -62,7 +62,7 @@ public enum StackOverhead {
 
         /// Answers `request` through ``StackOverhead/transport(_:)`` and returns a token with nothing to cancel.
         public func request(
-            _ request: URLRequest, options: SessionRequestOptions, completion: @escaping CompletionHandler
+            _ request: URLRequest, options: RequestOptions, completion: @escaping CompletionHandler
         ) -> any NetworkCancellable {
             let (data, response) = StackOverhead.transport(request)
             completion(data, response, nil)

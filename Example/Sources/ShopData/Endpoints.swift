@@ -67,7 +67,7 @@ public enum AttachmentEndpoints {
             method: .post,
             bodyParameters: ["caption": .string(caption)],
             bodyEncoding: MultipartEncoding(form: form),
-            uploadProgress: progress
+            options: RequestOptions(uploadProgress: progress)
         )
     }
 }

@@ -88,8 +88,8 @@ if CommandLine.arguments.contains("--download") {
     let started = ContinuousClock.now
     let response = try await transfer.requestResponse(
         Endpoint<Empty>(
-            path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"], downloadDestination: target,
-            downloadProgress: progress.record)
+            path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"],
+            options: RequestOptions(downloadDestination: target, downloadProgress: progress.record))
     )
     let elapsed = ContinuousClock.now - started
     try await server.shutdown()
@@ -144,7 +144,7 @@ let echo = try await transfer.request(
         method: .post,
         bodyParameters: ["purpose": "memory check"],
         bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: directory),
-        uploadProgress: progress.record
+        options: RequestOptions(uploadProgress: progress.record)
     )
 )
 let elapsed = ContinuousClock.now - started

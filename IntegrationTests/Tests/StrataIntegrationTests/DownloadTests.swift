@@ -23,8 +23,10 @@ import Testing
             let response = try await harness.transfer.requestResponse(
                 Endpoint<Empty>(
                     path: "stream-bytes/\(size)",
-                    downloadDestination: target,
-                    downloadProgress: { progress.record([$0.completedUnitCount, $0.totalUnitCount]) }
+                    options: RequestOptions(
+                        downloadDestination: target,
+                        downloadProgress: { progress.record([$0.completedUnitCount, $0.totalUnitCount]) }
+                    )
                 )
             )
             #expect(response.response.fileURL == target)
@@ -42,7 +44,8 @@ import Testing
         let target = destination()
         try await Harness.with { (harness) async throws in
             let error = await failure { () async throws(DataTransferError) in
-                try await harness.transfer.request(Endpoint<Void>(path: "status/404", downloadDestination: target))
+                try await harness.transfer.request(
+                    Endpoint<Void>(path: "status/404", options: RequestOptions(downloadDestination: target)))
             }
             guard case .networkFailure(.unacceptableStatusCode(let response))? = error else {
                 Issue.record("expected a 404, got \(String(describing: error))")
@@ -60,7 +63,7 @@ import Testing
             try await expectCancellation(
                 of: Endpoint(
                     path: "drip", queryParameters: ["size": 2_000, "chunks": 20, "interval": 100],
-                    downloadDestination: target),
+                    options: RequestOptions(downloadDestination: target)),
                 through: harness.transfer, settle: .milliseconds(2_200))
         }
         #expect(!FileManager.default.fileExists(atPath: target.path))

@@ -89,7 +89,7 @@ struct Note: Codable, Equatable, Sendable {
             #expect(response.statusCode == 404)
             #expect(response.bodyText == #"{"status": 404}"#)
             let accepted = try await harness.transfer.requestResponse(
-                Endpoint<ServerStatus>(path: "status/404", acceptableStatusCodes: [404]))
+                Endpoint<ServerStatus>(path: "status/404", options: RequestOptions(acceptableStatusCodes: [404])))
             #expect(accepted.value == ServerStatus(status: 404))
         }
     }

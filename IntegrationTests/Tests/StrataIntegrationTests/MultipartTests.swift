@@ -66,9 +66,9 @@ import Testing
                     method: .post,
                     bodyEncoding: MultipartEncoding(
                         form: form, memoryThreshold: 1_048_576, temporaryDirectory: directory),
-                    uploadProgress: { progress in
+                    options: RequestOptions(uploadProgress: { progress in
                         updates.record([progress.completedUnitCount, progress.totalUnitCount])
-                    }
+                    })
                 )
             )
             let part = try #require(echo.parts.first)

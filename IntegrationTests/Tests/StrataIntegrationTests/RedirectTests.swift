@@ -93,7 +93,8 @@ import Testing
             }
             let echo = try await harness.transfer.request(
                 Endpoint<EchoReply>(
-                    path: "redirect/302", queryParameters: ["to": "/echo/landed"], redirectPolicy: policy))
+                    path: "redirect/302", queryParameters: ["to": "/echo/landed"],
+                    options: RequestOptions(redirectPolicy: policy)))
             #expect(echo.path == "/echo/landed")
             #expect(try #require(await inner.first(timeout: 10)).failureStatus == nil)
         }
@@ -166,7 +167,9 @@ import Testing
     @Test func doNotFollowDeliversTheRedirectItself() async throws {
         try await Harness.with { (harness) async throws in
             let response = try await transfer(harness.server, policy: .doNotFollow).requestResponse(
-                Endpoint<Empty>(path: "redirect/302", queryParameters: ["to": "/echo"], acceptableStatusCodes: [302])
+                Endpoint<Empty>(
+                    path: "redirect/302", queryParameters: ["to": "/echo"],
+                    options: RequestOptions(acceptableStatusCodes: [302]))
             )
             #expect(response.statusCode == 302)
             #expect(response.response.headers["Location"] == "/echo")
@@ -179,7 +182,8 @@ import Testing
             let sameOriginOnly = RedirectPolicy.custom { next, _ in next.url?.port == otherPort ? nil : next }
             let blocked = try await transfer(harness.server, policy: sameOriginOnly).requestResponse(
                 Endpoint<Empty>(
-                    path: "redirect-other-origin/302", queryParameters: ["path": "/echo"], acceptableStatusCodes: [302])
+                    path: "redirect-other-origin/302", queryParameters: ["path": "/echo"],
+                    options: RequestOptions(acceptableStatusCodes: [302]))
             )
             #expect(blocked.statusCode == 302)
             let followed = try await transfer(harness.server, policy: sameOriginOnly).request(
@@ -194,8 +198,8 @@ import Testing
             let service = transfer(harness.server, policy: .follow)
             let own = try await service.requestResponse(
                 Endpoint<Empty>(
-                    path: "redirect/302", queryParameters: ["to": "/echo"], acceptableStatusCodes: [302],
-                    redirectPolicy: .doNotFollow)
+                    path: "redirect/302", queryParameters: ["to": "/echo"],
+                    options: RequestOptions(acceptableStatusCodes: [302], redirectPolicy: .doNotFollow))
             )
             #expect(own.statusCode == 302)
             let managers = try await service.request(

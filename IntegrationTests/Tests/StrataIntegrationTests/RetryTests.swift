@@ -77,7 +77,8 @@ import Testing
                     method: .put,
                     queryParameters: ["key": "upload-progress", "failures": 2, "header": "0"],
                     bodyEncoding: UploadEncoding.data(bytes),
-                    uploadProgress: { reports.record(($0, $0.completedUnitCount, $0.totalUnitCount)) }
+                    options: RequestOptions(
+                        uploadProgress: { reports.record(($0, $0.completedUnitCount, $0.totalUnitCount)) })
                 )
             )
             #expect(harness.server.state.attemptCount(for: "upload-progress") == 3)

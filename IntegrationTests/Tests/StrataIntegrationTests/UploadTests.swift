@@ -24,7 +24,8 @@ import Testing
                         path: "echo",
                         method: .put,
                         bodyEncoding: encoding,
-                        uploadProgress: { progress.record([$0.completedUnitCount, $0.totalUnitCount]) }
+                        options: RequestOptions(
+                            uploadProgress: { progress.record([$0.completedUnitCount, $0.totalUnitCount]) })
                     )
                 )
                 #expect(echo.bodySize == bytes.count)

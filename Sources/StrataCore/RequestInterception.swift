@@ -1,5 +1,4 @@
 import Foundation
-import StrataCore
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -26,6 +25,21 @@ public protocol RequestRetrier: Sendable {
     func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void)
 }
 
+/// An adapter and a retrier in one, for concerns that need both (authentication, for one).
+public protocol RequestInterceptor: RequestAdapter, RequestRetrier {}
+
+extension RequestInterceptor {
+    /// Passes the request through unchanged.
+    public func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        completion(.success(request))
+    }
+
+    /// Does not retry.
+    public func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
+        completion(.doNotRetry)
+    }
+}
+
 /// What a retrier decides.
 public enum RetryDecision: Sendable {
     /// Send the request again now.
@@ -49,7 +63,7 @@ public struct RequestFailure: Sendable, CustomStringConvertible {
     public let response: HTTPURLResponse?
     /// The body received, possibly empty.
     public let data: Data
-    /// Why the attempt failed: a `URLError`, a ``SessionError``, or another error.
+    /// Why the attempt failed: a `URLError`, a `SessionError` (from StrataSession), or another error.
     public let error: any Error
     /// How many attempts have been made, this one included (1 after the first).
     public let attemptCount: Int

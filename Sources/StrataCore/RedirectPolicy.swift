@@ -1,11 +1,10 @@
 import Foundation
-import StrataCore
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// What a ``URLSessionManager`` does when a server redirects (`301`, `302`, `303`, `307`, `308`
+/// What a session manager does when a server redirects (`301`, `302`, `303`, `307`, `308`
 /// with a `Location`).
 ///
 /// Strata follows redirects itself, not the loading system, and makes each next request safe before
@@ -19,9 +18,9 @@ import StrataCore
 ///   adapter ran, and the adapters and interceptors run again for it. When the redirect changes
 ///   origin (scheme, host or port), every header ``/StrataCore/Redaction`` calls a credential
 ///   (`Authorization`, `Proxy-Authorization`, `Cookie`, and the manager's own names) and every
-///   header of the configuration (``SessionRequestOptions/originBoundHeaderNames``) is removed: only
+///   header of the configuration (``RequestOptions/originBoundHeaderNames``) is removed: only
 ///   what the caller set for this one request goes on, and a credential is applied again only by an
-///   adapter that knows the new origin (``AuthenticationInterceptor`` does).
+///   adapter that knows the new origin (StrataSession's `AuthenticationInterceptor` does).
 /// - **Schemes.** A redirect from `https` to `http` fails with ``RedirectError/insecureRedirect(from:to:)``
 ///   unless ``allowsInsecureRedirects``, and one to a scheme outside ``allowedSchemes`` (`file:`,
 ///   `ftp:`) with ``RedirectError/unsupportedScheme(_:)``.
@@ -53,7 +52,7 @@ public struct RedirectPolicy: Sendable {
     /// The schemes (lowercased) a redirect may lead to. `http` and `https` by default.
     public var allowedSchemes: Set<String>
     /// The decision, or `nil` for a policy that follows nothing.
-    let decide: Decision?
+    package let decide: Decision?
 
     /// A policy with its own decision.
     public init(
@@ -91,7 +90,7 @@ public struct RedirectPolicy: Sendable {
     }
 
     /// Throws unless a redirect may lead from `previous` to `next` by scheme.
-    func check(from previous: URL?, to next: URL) throws(RedirectError) {
+    package func check(from previous: URL?, to next: URL) throws(RedirectError) {
         let scheme = next.scheme?.lowercased() ?? ""
         guard allowedSchemes.contains(scheme) else { throw .unsupportedScheme(next) }
         if previous?.scheme?.lowercased() == "https", scheme == "http", !allowsInsecureRedirects {

@@ -1,0 +1,61 @@
+import Foundation
+
+/// How one request is sent: the settings a session manager honours for it, beyond the `URLRequest`.
+///
+/// An endpoint carries one (`Requestable.options`, in StrataEndpoint), the network service
+/// passes it to the session manager, and the manager's pipeline applies it. It is defined here,
+/// below both, so that describing a call does not depend on the layer that sends it.
+///
+/// ```swift
+/// Endpoint<Report>(
+///     path: "reports/latest",
+///     options: RequestOptions(
+///         acceptableStatusCodes: [200, 202],
+///         downloadDestination: reportsFolder.appending(path: "latest.pdf")
+///     )
+/// )
+/// ```
+public struct RequestOptions: Sendable {
+    /// `200..<300`: the codes that count as success when neither the request nor the manager names others.
+    public static let defaultAcceptableStatusCodes = Set(200..<300)
+
+    /// The status codes that count as success for this request; `nil` for the manager's.
+    public var acceptableStatusCodes: Set<Int>?
+    /// Called as the body is sent, with a `Progress` whose units are bytes. Each attempt has a new
+    /// `Progress` (on Linux, setting a total back to zero traps, so one is never reused).
+    public var uploadProgress: (@Sendable (Progress) -> Void)?
+    /// An interceptor for this request alone, run after the manager's own adapters and retriers.
+    public var interceptor: (any RequestInterceptor)?
+    /// The redirect policy for this request; `nil` for the manager's.
+    public var redirectPolicy: RedirectPolicy?
+    /// Where to save the response body instead of collecting it in memory; an existing file there
+    /// is replaced. The response then has an empty body and this `fileURL`.
+    public var downloadDestination: URL?
+    /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each
+    /// attempt).
+    public var downloadProgress: (@Sendable (Progress) -> Void)?
+    /// Names of headers that belong to the request's origin rather than to the request — those of a
+    /// configuration shared by every request to one API. A redirect to another origin removes them,
+    /// as it removes credentials (see ``RedirectPolicy``). The network service adds the
+    /// configuration's header names to those named here.
+    public var originBoundHeaderNames: Set<String>
+
+    /// Creates options; by default the manager's settings, and the body received in memory.
+    public init(
+        acceptableStatusCodes: Set<Int>? = nil,
+        uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
+        redirectPolicy: RedirectPolicy? = nil,
+        downloadDestination: URL? = nil,
+        downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+        originBoundHeaderNames: Set<String> = []
+    ) {
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.uploadProgress = uploadProgress
+        self.interceptor = interceptor
+        self.redirectPolicy = redirectPolicy
+        self.downloadDestination = downloadDestination
+        self.downloadProgress = downloadProgress
+        self.originBoundHeaderNames = originBoundHeaderNames
+    }
+}
