@@ -5,11 +5,14 @@ import StrataCore
     import FoundationNetworking
 #endif
 
-/// The transport seam: sends a `URLRequest` and reports data, response and error. It is also the
-/// interception point, where requests are adapted (credentials, headers) and failed requests retried.
+/// What the service layer sends through: a `URLRequest` in, data, response and error out. It is
+/// also the interception point, where requests are adapted (credentials, headers) and failed
+/// requests retried.
 ///
-/// ``URLSessionManager`` is the implementation over `URLSession`. Replace it to send requests some
-/// other way, or with `MockNetworkSessionManager` (from `StrataTesting`) in tests.
+/// ``SessionManager`` is the implementation: the pipeline of adapters, redirects, validation and
+/// retries over a ``Transport`` (by default ``URLSessionTransport``). Replace the transport to send
+/// requests some other way while keeping the pipeline; replace the whole manager with
+/// `MockNetworkSessionManager` (from `StrataTesting`) in tests of the service layer.
 ///
 /// An implementation calls `completion` exactly once, also when the request is cancelled (with a
 /// `URLError(.cancelled)`). When the status code is not acceptable it passes the data and response

@@ -6,7 +6,7 @@ import StrataCore
     import FoundationNetworking
 #endif
 
-/// One request through a ``URLSessionManager``: adapt, check, send, follow redirects, validate, and
+/// One request through a ``SessionManager``: adapt, check, send, follow redirects, validate, and
 /// retry as decided, until it succeeds, fails for good, or is cancelled.
 ///
 /// Each attempt — from its first byte sent to the last byte of its final response, redirects
@@ -33,7 +33,8 @@ final class RequestExecution: Sendable {
         /// Advances whenever something the attempt waits for (an adaptation, a task) starts or is
         /// consumed: a callback that finds it changed belongs to a step already over.
         var step = 0
-        var task: URLSessionTask?
+        /// The transport's handle of the attempt in flight.
+        var sent: (any NetworkCancellable)?
         /// The attempt's entry in the session's ``Deadlines``.
         var deadline: Int?
         /// The last request sent, for a failure that ends an attempt before an answer.
@@ -41,7 +42,7 @@ final class RequestExecution: Sendable {
     }
 
     let token = CancellationToken()
-    private let core: SessionCore
+    private let core: PipelineCore
     private let original: URLRequest
     private let acceptableStatusCodes: Set<Int>
     private let uploadProgress: (@Sendable (Progress) -> Void)?
@@ -54,7 +55,7 @@ final class RequestExecution: Sendable {
     private let state = Locked(State())
 
     init(
-        core: SessionCore,
+        core: PipelineCore,
         request: URLRequest,
         options: RequestOptions,
         acceptableStatusCodes: Set<Int>,
@@ -114,29 +115,27 @@ final class RequestExecution: Sendable {
         state.withLock { state -> Bool in
             guard state.step == step, !state.attemptEnded, !token.isCancelled else { return false }
             state.step += 1
-            state.task = nil
+            state.sent = nil
             return true
         }
     }
 
     /// Ends attempt `attempt` (by default, the one under way) if it has not ended yet: its deadline
-    /// stops, and its task, if one runs, is cancelled.
+    /// stops, and what the transport is sending for it, if anything, is cancelled.
     /// - Returns: The request the attempt sent last, if this call ended it; `nil` if it had ended.
     private func endAttempt(_ attempt: Int? = nil) -> URLRequest? {
-        let ended = state.withLock { state -> (URLSessionTask?, Int?, URLRequest)? in
+        let ended = state.withLock { state -> ((any NetworkCancellable)?, Int?, URLRequest)? in
             guard !state.attemptEnded, attempt.map({ $0 == state.attempt }) ?? true else { return nil }
             state.attemptEnded = true
             state.step += 1
-            defer { (state.task, state.deadline) = (nil, nil) }
-            return (state.task, state.deadline, state.lastSent ?? original)
+            defer { (state.sent, state.deadline) = (nil, nil) }
+            return (state.sent, state.deadline, state.lastSent ?? original)
         }
-        guard let (task, deadline, request) = ended else { return nil }
+        guard let (sent, deadline, request) = ended else { return nil }
         if let deadline {
             core.deadlines.cancel(deadline)
         }
-        if let task {
-            core.delegate.cancel(task, in: core.session)
-        }
+        sent?.cancel()
         return request
     }
 
@@ -158,35 +157,15 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// Sends `adapted` as a new task, unless it breaks HTTP's grammar.
+    /// Hands `adapted` to the transport, unless it breaks HTTP's grammar.
     private func send(_ adapted: URLRequest, hop: Hop) {
         do {
             try Self.validate(adapted)
         } catch {
             return fail(error)
         }
-        var request = adapted
-        // FoundationNetworking truncates a timeout to whole seconds (so one under a second would be
-        // none), takes one given at creation for unset, and traps on one too large for its integer
-        // milliseconds: it gets whole seconds from one to a year, always assigned. Strata's own
-        // deadline keeps the exact value.
-        #if canImport(FoundationNetworking)
-            request.timeoutInterval = min(max(1, request.timeoutInterval.rounded(.up)), Self.longestPlatformTimeout)
-        #else
-            request.timeoutInterval = min(request.timeoutInterval, Self.longestPlatformTimeout)
-        #endif
-        let task: URLSessionTask
-        if let file = request.httpBodyStream as? FileBodyStream {
-            // A body on disk is uploaded from its file: a known length, and readable again on a retry.
-            request.httpBodyStream = nil
-            task = core.session.uploadTask(with: request, fromFile: file.fileURL)
-        } else if download != nil {
-            task = core.session.downloadTask(with: request)
-        } else {
-            task = core.session.dataTask(with: request)
-        }
-        // The step is taken before the task runs: its outcome can arrive, and even start the next
-        // task, before `resume()` has returned.
+        // The step is taken before the transport is called: its outcome can arrive, and even start
+        // the next attempt, before `send` has returned.
         let claimed = state.withLock { state -> (step: Int, attempt: Int, startsDeadline: Bool)? in
             guard !state.attemptEnded, !token.isCancelled else { return nil }
             state.step += 1
@@ -197,22 +176,22 @@ final class RequestExecution: Sendable {
         if startsDeadline {
             startDeadline(after: adapted.timeoutInterval, attempt: attempt)
         }
-        core.delegate.register(task, uploadProgress: uploadProgress, download: download) {
-            [self] data, response, error in
+        let sent = core.transport.send(
+            TransportAttempt(
+                request: adapted, uploadProgress: uploadProgress, downloadDestination: download?.destination,
+                downloadProgress: download?.progress)
+        ) { [self] outcome in
             guard consume(step) else { return }
-            arrived((data, response, error), for: adapted, hop: hop)
+            arrived((outcome.body, outcome.response, outcome.error), for: adapted, hop: hop)
         }
-        // The task becomes visible to cancellation only once resumed, so it is never cancelled
-        // before it started (which would leave it neither running nor completed).
-        task.resume()
         let isCurrent = state.withLock { state -> Bool in
             guard state.step == step, !state.attemptEnded else { return false }
-            state.task = task
+            state.sent = sent
             return true
         }
         if !isCurrent {
-            // Cancelled, timed out or already answered meanwhile; cancelling a finished task does nothing.
-            core.delegate.cancel(task, in: core.session)
+            // Cancelled, timed out or already answered meanwhile; cancelling a finished attempt does nothing.
+            sent.cancel()
         }
     }
 
@@ -241,9 +220,6 @@ final class RequestExecution: Sendable {
         }
         guard request.timeoutInterval > 0 else { throw .invalidTimeout(request.timeoutInterval) }
     }
-
-    /// A year: the longest timeout handed to the loading system.
-    private static let longestPlatformTimeout: TimeInterval = 31_536_000
 
     // MARK: - Outcomes
 
@@ -407,10 +383,13 @@ final class RequestExecution: Sendable {
         return nil
     }
 
+    /// A year: the longest wait between attempts.
+    private static let longestDelay: TimeInterval = 31_536_000
+
     /// Waits `delay` seconds, then attempts again unless cancelled meanwhile (cancelling completes
     /// the request at once; the late timer then finds the token cancelled and does nothing).
     private func scheduleRetry(after delay: TimeInterval) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, min(delay, Self.longestPlatformTimeout))) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, min(delay, Self.longestDelay))) {
             [self] in attempt()
         }
     }

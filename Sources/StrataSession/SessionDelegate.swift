@@ -5,9 +5,9 @@ import StrataCore
     import FoundationNetworking
 #endif
 
-/// The delegate of a ``URLSessionManager``'s session: collects each task's body and reports the
+/// The delegate of a ``URLSessionTransport``'s session: collects each task's body and reports the
 /// outcome once per task. It follows no redirect: each task ends with the 3xx response, and the
-/// manager's pipeline decides on the next request (see ``/StrataCore/RedirectPolicy``).
+/// ``SessionManager`` decides on the next request (see ``/StrataCore/RedirectPolicy``).
 ///
 /// A `401` must reach the caller as an ordinary response with its body. On Apple platforms the
 /// challenge gets default handling, which delivers the `401` when no credential is stored. On Linux,

@@ -37,7 +37,7 @@ enum ModuleLandingSnippets {
             credential: storedToken,
             origins: [Origin(scheme: "https", host: "api.example.com")]
         )
-        let manager = URLSessionManager(
+        let manager = SessionManager(
             adapters: [HeadersAdapter(["User-Agent": "Shop/2.1"])],
             retriers: [RetryPolicy(maximumAttempts: 4, deadline: 30)],
             interceptors: [authentication],

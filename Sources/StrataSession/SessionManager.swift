@@ -5,13 +5,14 @@ import StrataCore
     import FoundationNetworking
 #endif
 
-/// The ``NetworkSessionManager`` over `URLSession`.
+/// The request pipeline: the ``NetworkSessionManager`` that adapts, sends, follows redirects,
+/// validates and retries, over any ``Transport``.
 ///
-/// It owns one long-lived, delegate-based session for its lifetime (short-lived sessions can crash
-/// at teardown on Linux) and invalidates it once, after the manager is released and its last request
-/// has finished. Each request runs the adapters, is checked against HTTP's grammar, is sent within
-/// its deadline, follows redirects as the ``/StrataCore/RedirectPolicy`` says, has its status validated, and on
-/// failure asks the retriers whether to go again.
+/// Each request runs the adapters, is checked against HTTP's grammar, is sent by the transport
+/// within its deadline, follows redirects as the ``/StrataCore/RedirectPolicy`` says (the pipeline
+/// makes each next request, never the transport), has its status validated once, and on failure
+/// asks the retriers whether to go again. All of that is the same whatever the transport;
+/// `SessionManager()` sends over ``URLSessionTransport``.
 ///
 /// A request's `timeoutInterval` bounds each attempt as a whole — from sending it to the last byte
 /// of the final response, redirects included — on a timer of Strata's own, whatever the server does
@@ -21,17 +22,17 @@ import StrataCore
 /// not count; ``RetryPolicy/deadline`` bounds the attempts together.
 ///
 /// ```swift
-/// let manager = URLSessionManager(adapters: [ApiKeyAdapter()], retriers: [MyRetrier()])
+/// let manager = SessionManager(adapters: [ApiKeyAdapter()], retriers: [MyRetrier()])
 /// let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
 /// ```
-public final class URLSessionManager: NetworkSessionManager {
+public final class SessionManager: NetworkSessionManager {
     /// The status codes that count as success for requests that do not name their own.
     public let acceptableStatusCodes: Set<Int>
-    private let core: SessionCore
+    private let core: PipelineCore
 
-    /// Creates a manager.
+    /// Creates a pipeline over `transport`.
     /// - Parameters:
-    ///   - configuration: The session configuration; copied, so later changes have no effect.
+    ///   - transport: Sends each attempt.
     ///   - acceptableStatusCodes: The status codes that count as success.
     ///   - adapters: Adapters run in order before each attempt.
     ///   - retriers: Retriers asked in order after a failed attempt.
@@ -40,11 +41,42 @@ public final class URLSessionManager: NetworkSessionManager {
     ///   - redirectPolicy: What to do when a server redirects; by default, follow (made safe).
     ///   - reachability: Consulted before every attempt; an unreachable target fails at once with
     ///     `URLError(.notConnectedToInternet)`. `nil` (the default) attempts every request.
-    ///   - authenticationChallengeTimeout: How long a task may run after an authentication challenge
-    ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
     ///   - redaction: Which headers are credentials: a redirect to another origin removes them. By
     ///     default ``/StrataCore/Redaction/standard``.
     public init(
+        transport: any Transport,
+        acceptableStatusCodes: Set<Int> = RequestOptions.defaultAcceptableStatusCodes,
+        adapters: [any RequestAdapter] = [],
+        retriers: [any RequestRetrier] = [],
+        interceptors: [any RequestInterceptor] = [],
+        redirectPolicy: RedirectPolicy = .follow,
+        reachability: (any ReachabilityGate)? = nil,
+        redaction: Redaction = .standard
+    ) {
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.core = PipelineCore(
+            transport: transport,
+            interceptor: Interceptor(adapters: adapters, retriers: retriers, interceptors: interceptors),
+            redirectPolicy: redirectPolicy,
+            reachability: reachability,
+            redaction: redaction
+        )
+    }
+
+    /// Creates a pipeline over a new ``URLSessionTransport``.
+    /// - Parameters:
+    ///   - configuration: The session configuration; copied, so later changes have no effect.
+    ///   - acceptableStatusCodes: The status codes that count as success.
+    ///   - adapters: Adapters run in order before each attempt.
+    ///   - retriers: Retriers asked in order after a failed attempt.
+    ///   - interceptors: Interceptors that both adapt and retry (authentication), after `adapters`
+    ///     and `retriers`.
+    ///   - redirectPolicy: What to do when a server redirects; by default, follow (made safe).
+    ///   - reachability: Consulted before every attempt; `nil` (the default) attempts every request.
+    ///   - authenticationChallengeTimeout: How long a task may run after an authentication challenge
+    ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
+    ///   - redaction: Which headers are credentials: a redirect to another origin removes them.
+    public convenience init(
         configuration: URLSessionConfiguration = .default,
         acceptableStatusCodes: Set<Int> = RequestOptions.defaultAcceptableStatusCodes,
         adapters: [any RequestAdapter] = [],
@@ -55,13 +87,15 @@ public final class URLSessionManager: NetworkSessionManager {
         authenticationChallengeTimeout: TimeInterval = 10,
         redaction: Redaction = .standard
     ) {
-        self.acceptableStatusCodes = acceptableStatusCodes
-        self.core = SessionCore(
-            configuration: configuration,
-            interceptor: Interceptor(adapters: adapters, retriers: retriers, interceptors: interceptors),
+        self.init(
+            transport: URLSessionTransport(
+                configuration: configuration, authenticationChallengeTimeout: authenticationChallengeTimeout),
+            acceptableStatusCodes: acceptableStatusCodes,
+            adapters: adapters,
+            retriers: retriers,
+            interceptors: interceptors,
             redirectPolicy: redirectPolicy,
             reachability: reachability,
-            challengeTimeout: authenticationChallengeTimeout,
             redaction: redaction
         )
     }
@@ -86,11 +120,14 @@ public final class URLSessionManager: NetworkSessionManager {
     }
 }
 
-/// The session and interceptors shared by a manager and its requests in flight; each request keeps
-/// it alive, so the session is invalidated only after the last one has finished.
-final class SessionCore: Sendable {
-    let session: URLSession
-    let delegate: SessionDelegate
+/// The pipeline over `URLSession`: ``SessionManager`` with a ``URLSessionTransport``, under the name
+/// it has always had.
+public typealias URLSessionManager = SessionManager
+
+/// The transport and policies shared by a manager and its requests in flight; each request keeps
+/// it alive, so the transport is released only after the last one has finished.
+final class PipelineCore: Sendable {
+    let transport: any Transport
     let interceptor: Interceptor
     let redirectPolicy: RedirectPolicy
     let reachability: (any ReachabilityGate)?
@@ -98,35 +135,16 @@ final class SessionCore: Sendable {
     let deadlines = Deadlines()
 
     init(
-        configuration: URLSessionConfiguration,
+        transport: any Transport,
         interceptor: Interceptor,
         redirectPolicy: RedirectPolicy,
         reachability: (any ReachabilityGate)?,
-        challengeTimeout: TimeInterval,
         redaction: Redaction
     ) {
-        #if canImport(FoundationNetworking)
-            let delegateQueue: OperationQueue = SerialDelegateQueue(label: "Strata.URLSessionManager.delegate")
-        #else
-            let delegateQueue = OperationQueue()
-            delegateQueue.name = "Strata.URLSessionManager.delegate"
-            delegateQueue.maxConcurrentOperationCount = 1
-        #endif
-        delegate = SessionDelegate(challengeTimeout: challengeTimeout)
-        #if canImport(FoundationNetworking)
-            // URLCache never stores on Linux, and with one a task's protocol is created after an
-            // asynchronous cache lookup, which lets a cancellation race the task's start.
-            let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
-            configuration.urlCache = nil
-        #endif
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
+        self.transport = transport
         self.interceptor = interceptor
         self.redirectPolicy = redirectPolicy
         self.reachability = reachability
         self.redaction = redaction
-    }
-
-    deinit {
-        session.finishTasksAndInvalidate()
     }
 }

@@ -1,0 +1,108 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The ``Transport`` over `URLSession`, on Apple platforms and on Linux.
+///
+/// It owns one long-lived, delegate-based session (short-lived sessions can crash at teardown on
+/// Linux) and invalidates it once, after the transport is released and its last attempt has
+/// finished. Its delegate follows no redirect, collects each body, writes downloads to their
+/// destination and reports progress; what differs on Linux (FoundationNetworking) is handled here
+/// and in that delegate, nowhere else:
+///
+/// - A timeout is handed to the loading system as whole seconds from one to a year (it truncates
+///   to whole seconds, and traps on one too large); the ``SessionManager`` enforces the exact value.
+/// - Every authentication challenge is declined and the `401` reported with its body (default
+///   handling of `WWW-Authenticate: Basic` hangs forever there).
+/// - Tasks are cancelled from the delegate queue only while their completion is pending (a
+///   cancellation racing completion traps there), and the session has no `URLCache`.
+public final class URLSessionTransport: Transport {
+    private let session: URLSession
+    private let delegate: SessionDelegate
+
+    /// Creates a transport.
+    /// - Parameters:
+    ///   - configuration: The session configuration; copied, so later changes have no effect.
+    ///   - authenticationChallengeTimeout: How long a task may run after an authentication challenge
+    ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
+    public init(configuration: URLSessionConfiguration = .default, authenticationChallengeTimeout: TimeInterval = 10) {
+        #if canImport(FoundationNetworking)
+            let delegateQueue: OperationQueue = SerialDelegateQueue(label: "Strata.URLSessionTransport.delegate")
+            // URLCache never stores on Linux, and with one a task's protocol is created after an
+            // asynchronous cache lookup, which lets a cancellation race the task's start.
+            let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+            configuration.urlCache = nil
+        #else
+            let delegateQueue = OperationQueue()
+            delegateQueue.name = "Strata.URLSessionTransport.delegate"
+            delegateQueue.maxConcurrentOperationCount = 1
+        #endif
+        delegate = SessionDelegate(challengeTimeout: authenticationChallengeTimeout)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Sends `attempt` as one `URLSession` task: an upload from its file for a
+    /// ``/StrataCore/FileBodyStream`` body, a download task for a destination, else a data task.
+    public func send(
+        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
+    ) -> any NetworkCancellable {
+        var request = attempt.request
+        #if canImport(FoundationNetworking)
+            // FoundationNetworking truncates a timeout to whole seconds (so one under a second would
+            // be none), takes one given at creation for unset, and traps on one too large for its
+            // integer milliseconds: it gets whole seconds from one to a year, always assigned.
+            request.timeoutInterval = min(max(1, request.timeoutInterval.rounded(.up)), Self.longestTimeout)
+        #else
+            request.timeoutInterval = min(request.timeoutInterval, Self.longestTimeout)
+        #endif
+        let task: URLSessionTask
+        if let file = request.httpBodyStream as? FileBodyStream {
+            // A body on disk is uploaded from its file: a known length, and readable again on a retry.
+            request.httpBodyStream = nil
+            task = session.uploadTask(with: request, fromFile: file.fileURL)
+        } else if attempt.downloadDestination != nil {
+            task = session.downloadTask(with: request)
+        } else {
+            task = session.dataTask(with: request)
+        }
+        let download = attempt.downloadDestination.map { ($0, attempt.downloadProgress) }
+        delegate.register(task, uploadProgress: attempt.uploadProgress, download: download) { body, response, error in
+            completion(TransportOutcome(response: response, body: body, error: error))
+        }
+        task.resume()
+        return Attempt(task: task, transport: self)
+    }
+
+    /// A year: the longest timeout handed to the loading system.
+    static let longestTimeout: TimeInterval = 31_536_000
+
+    /// Cancels one task; it keeps the transport, and so the session, alive while the task runs.
+    private final class Attempt: NetworkCancellable {
+        private let task: URLSessionTask
+        private let transport: URLSessionTransport
+        private let cancelled = Locked(false)
+
+        init(task: URLSessionTask, transport: URLSessionTransport) {
+            self.task = task
+            self.transport = transport
+        }
+
+        var isCancelled: Bool { cancelled.value }
+
+        func cancel() {
+            let first = cancelled.withLock { cancelled -> Bool in
+                defer { cancelled = true }
+                return !cancelled
+            }
+            guard first else { return }
+            transport.delegate.cancel(task, in: transport.session)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import StrataCore
+import StrataSession
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A transport that never touches a socket: each attempt is recorded and answered by `answer`, or
+/// left pending when it returns `nil` (then only cancellation ends it).
+private final class InMemoryTransport: Transport {
+    private let answer: @Sendable (URLRequest) -> (status: Int, headers: [String: String], body: String)?
+    private let sent = Locked<[URLRequest]>([])
+    private let cancelled = Locked(0)
+
+    init(_ answer: @escaping @Sendable (URLRequest) -> (status: Int, headers: [String: String], body: String)?) {
+        self.answer = answer
+    }
+
+    var requests: [URLRequest] { sent.value }
+    var cancellations: Int { cancelled.value }
+
+    func send(
+        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
+    )
+        -> any NetworkCancellable
+    {
+        sent.withLock { $0.append(attempt.request) }
+        let call = CancellableCompletion(cancelledWith: TransportOutcome(error: URLError(.cancelled)), completion)
+        let token = CancellationToken()
+        token.onCancel { [cancelled] in
+            cancelled.withLock { $0 += 1 }
+            call.cancel()
+        }
+        guard let (status, headers, body) = answer(attempt.request), let url = attempt.request.url else { return token }
+        let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
+        DispatchQueue.global().async { call.complete(TransportOutcome(response: response, body: Data(body.utf8))) }
+        return token
+    }
+}
+
+/// The pipeline's policies — adapt, validate, redirect, retry, deadlines, cancellation — work the
+/// same over any transport: here one that answers from memory.
+@Suite struct TransportSeamTests {
+    private let origin = URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/")
+
+    @Test func adaptersRetriersAndValidationRunAboveTheTransport() async throws {
+        let transport = InMemoryTransport { request in
+            request.value(forHTTPHeaderField: "X-Attempt") == "1" ? (503, [:], "busy") : (200, [:], "ok")
+        }
+        let attempts = Locked(0)
+        let manager = SessionManager(
+            transport: transport,
+            adapters: [
+                HeadersAdapter(["Authorization": "Bearer t"]),
+                ClosureAdapter { request in
+                    var request = request
+                    request.setValue("\(attempts.withLock { $0 += 1; return $0 })", forHTTPHeaderField: "X-Attempt")
+                    return request
+                },
+            ],
+            retriers: [CountingRetrier(decision: .retry)]
+        )
+        let (recorder, _) = send(URLRequest(url: origin), through: manager)
+        let outcome = try #require(await recorder.first())
+        #expect(outcome.error == nil)
+        #expect(outcome.data == Data("ok".utf8))
+        #expect(transport.requests.map { $0.value(forHTTPHeaderField: "X-Attempt") } == ["1", "2"])
+        #expect(transport.requests.allSatisfy { $0.value(forHTTPHeaderField: "Authorization") == "Bearer t" })
+
+        let refused = InMemoryTransport { _ in (404, [:], #"{"error":"missing"}"#) }
+        let (failed, _) = send(URLRequest(url: origin), through: SessionManager(transport: refused))
+        let failure = try #require(await failed.first())
+        #expect(failure.error as? SessionError == .unacceptableStatusCode(404))
+        #expect(failure.data == Data(#"{"error":"missing"}"#.utf8))
+    }
+
+    @Test func thePipelineFollowsRedirectsAndTheTransportOnlySendsWhatItIsGiven() async throws {
+        let transport = InMemoryTransport { request in
+            switch request.url?.host {
+            case "api.strata.test": (302, ["Location": "https://cdn.strata.test/items/1"], "")
+            default: (200, [:], "landed")
+            }
+        }
+        let manager = SessionManager(transport: transport, adapters: [HeadersAdapter(["Authorization": "Bearer t"])])
+        var request = URLRequest(url: origin)
+        request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
+        let (recorder, _) = send(request, through: manager)
+        let outcome = try #require(await recorder.first())
+        #expect(outcome.data == Data("landed".utf8))
+        #expect(transport.requests.map { $0.url?.host } == ["api.strata.test", "cdn.strata.test"])
+        // The adapter runs again for the new origin; the caller's own credential does not go there.
+        #expect(transport.requests.last?.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+
+        let bare = InMemoryTransport { request in
+            request.url?.host == "api.strata.test"
+                ? (302, ["Location": "https://cdn.strata.test/"], "") : (200, [:], "")
+        }
+        let (plain, _) = send(request, through: SessionManager(transport: bare))
+        _ = try #require(await plain.first())
+        #expect(bare.requests.last?.value(forHTTPHeaderField: "Authorization") == nil)
+    }
+
+    @Test func cancellingEndsThePendingAttemptAndCompletesOnce() async throws {
+        let transport = InMemoryTransport { _ in nil }
+        let manager = SessionManager(transport: transport)
+        let (recorder, cancellable) = send(URLRequest(url: origin), through: manager)
+        while transport.requests.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        cancellable.cancel()
+        cancellable.cancel()
+        #expect(isCancelled(try #require(await recorder.first()).error))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorder.callCount == 1)
+        #expect(transport.cancellations == 1)
+    }
+
+    @Test func aTransportThatNeverAnswersEndsAtTheDeadline() async throws {
+        let transport = InMemoryTransport { _ in nil }
+        var request = URLRequest(url: origin)
+        request.timeoutInterval = 0.2
+        let started = ContinuousClock.now
+        let (recorder, _) = send(request, through: SessionManager(transport: transport))
+        let outcome = try #require(await recorder.first())
+        #expect((outcome.error as? URLError)?.code == .timedOut)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(transport.cancellations == 1)
+    }
+}
+
+/// An adapter from a closure.
+private struct ClosureAdapter: RequestAdapter {
+    let change: @Sendable (URLRequest) -> URLRequest
+    init(_ change: @escaping @Sendable (URLRequest) -> URLRequest) { self.change = change }
+    func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        completion(.success(change(request)))
+    }
+}
