@@ -27,22 +27,17 @@ public struct DefaultNetworkService: NetworkService {
     public let configuration: any NetworkConfigurable
     /// The transport.
     public let sessionManager: any NetworkSessionManager
-    /// The logger; `nil` (the default) logs nothing.
-    public let logger: (any NetworkLogger)?
 
     /// Creates a service.
     /// - Parameters:
     ///   - configuration: The base URL, headers, query parameters and timeout shared by every request.
     ///   - sessionManager: The transport; by default a new ``/StrataSession/URLSessionManager``.
-    ///   - logger: Where requests and outcomes are logged; `nil` for no logging.
     public init(
         configuration: any NetworkConfigurable,
-        sessionManager: any NetworkSessionManager = URLSessionManager(),
-        logger: (any NetworkLogger)? = nil
+        sessionManager: any NetworkSessionManager = URLSessionManager()
     ) {
         self.configuration = configuration
         self.sessionManager = sessionManager
-        self.logger = logger
     }
 
     /// Sends the request `endpoint` describes and calls `completion` exactly once.
@@ -64,17 +59,7 @@ public struct DefaultNetworkService: NetworkService {
         let endpointHeaders = endpoint.headerParameters
         options.originBoundHeaderNames.formUnion(
             configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
-        // The outcome is logged once, for the result actually delivered, before the caller sees it.
-        let started = ContinuousClock.now
-        logger?.log(request: request)
-        var deliver = completion
-        if let logger {
-            deliver = { result in
-                logger.log(result: result, for: request, duration: ContinuousClock.now - started)
-                completion(result)
-            }
-        }
-        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), deliver)
+        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
         call.attach(
             sessionManager.request(request, options: options) {
                 [destination = options.downloadDestination] data, response, error in

@@ -135,6 +135,16 @@ extension NetworkError {
         return .success(networkResponse)
     }
 
+    /// The result of an outcome whose status a session manager has already validated.
+    package static func result(of outcome: TransportOutcome) -> Result<NetworkResponse, NetworkError> {
+        let response = outcome.response as? HTTPURLResponse
+        if let error = outcome.error {
+            return .failure(NetworkError(error, response: response, data: outcome.body))
+        }
+        guard let response else { return .failure(.invalidResponse) }
+        return .success(NetworkResponse(response, body: outcome.body))
+    }
+
     /// Maps an error reported by a session manager.
     init(_ error: any Error, response: HTTPURLResponse?, data: Data?) {
         switch error {

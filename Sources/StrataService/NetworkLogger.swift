@@ -1,21 +1,10 @@
 import Foundation
 import StrataCore
+import StrataSession
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-/// Receives each request a ``NetworkService`` sends and the outcome it gets.
-///
-/// Logging is off unless a logger is given to the service. ``ConsoleNetworkLogger`` writes
-/// redacted lines; implement the protocol to forward to your own logging system, and redact with
-/// ``/StrataCore/Redaction`` there too.
-public protocol NetworkLogger: Sendable {
-    /// Called before `request` is handed to the session manager.
-    func log(request: URLRequest)
-    /// Called once per request with its outcome and how long it took.
-    func log(result: Result<NetworkResponse, NetworkError>, for request: URLRequest, duration: Duration)
-}
 
 /// How much a ``ConsoleNetworkLogger`` writes.
 public enum NetworkLogLevel: Int, Comparable, Sendable {
@@ -35,7 +24,12 @@ public enum NetworkLogLevel: Int, Comparable, Sendable {
     }
 }
 
-/// A ``NetworkLogger`` that writes requests and outcomes, with credentials redacted at every level.
+/// An event monitor that writes each request as it goes on the wire and its outcome, with
+/// credentials redacted at every level.
+///
+/// Add it to a session manager: it then sees every request after the adapters ran — the
+/// `Authorization` and `User-Agent` they add included, redacted — each retry and redirect, and the
+/// outcome the caller gets. Logging is off unless a logger is added.
 ///
 /// Header values of `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie` and the names
 /// in ``redaction``, query values and body fields with secret names (`password`, `token`,
@@ -46,8 +40,11 @@ public enum NetworkLogLevel: Int, Comparable, Sendable {
 ///
 /// ```swift
 /// let logger = ConsoleNetworkLogger(level: .verbose, redaction: Redaction(extraHeaderNames: ["X-Api-Key"]))
+/// let manager = SessionManager(monitors: [logger])
 /// ```
-public struct ConsoleNetworkLogger: NetworkLogger {
+///
+/// Lines are written from the manager's event queue (see `EventMonitor`).
+public struct ConsoleNetworkLogger: EventMonitor {
     /// How much is written.
     public var level: NetworkLogLevel
     /// What is hidden.
@@ -114,6 +111,31 @@ public struct ConsoleNetworkLogger: NetworkLogger {
             }
         }
         output(lines.joined(separator: "\n"))
+    }
+
+    /// Logs each request as it was handed to the transport.
+    public func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
+        log(request: request)
+    }
+
+    /// Logs a redirect followed, at `.info`.
+    public func requestRedirected(_ response: HTTPURLResponse, to next: URLRequest, id: RequestID) {
+        guard level >= .info else { return }
+        output("↪ \(response.statusCode) → \(target(of: next))")
+    }
+
+    /// Logs a retry, at `.info`.
+    public func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID) {
+        guard level >= .info else { return }
+        let after = delay > 0 ? String(format: " in %.2f s", delay) : ""
+        output("↻ retrying \(target(of: failure.request)) (attempt \(failure.attemptCount) failed)\(after)")
+    }
+
+    /// Logs the outcome the caller gets, with the request's whole duration.
+    public func requestFinished(
+        _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
+    ) {
+        log(result: NetworkError.result(of: outcome), for: request, duration: metrics.duration)
     }
 
     /// A cURL command that repeats `request`, with every covered value redacted.

@@ -52,6 +52,8 @@ final class RequestExecution: Sendable {
     private let download: (destination: URL, progress: (@Sendable (Progress) -> Void)?)?
     private let startDate = Date()
     private let completion: CompletionOnce<Outcome>
+    /// What the monitors are told, if the manager has any.
+    private let record: ExecutionRecord?
     private let state = Locked(State())
 
     init(
@@ -71,10 +73,17 @@ final class RequestExecution: Sendable {
         // The manager's chain, then the request's own interceptor, if it has one.
         self.interceptor =
             options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
-        self.completion = CompletionOnce { completion($0.data, $0.response, $0.error) }
+        let record = core.monitors.isEmpty ? nil : ExecutionRecord(original: request, monitors: core.monitors)
+        self.record = record
+        self.completion = CompletionOnce { outcome in
+            record?.finished(
+                TransportOutcome(response: outcome.response, body: outcome.data ?? Data(), error: outcome.error))
+            completion(outcome.data, outcome.response, outcome.error)
+        }
     }
 
     func start() {
+        record?.created()
         // The handler holds the completion, not the execution: cancelling completes the request even
         // when an adapter or retrier has dropped its callback, and no cycle outlives the request.
         token.onCancel { [weak self, completion] in
@@ -151,7 +160,9 @@ final class RequestExecution: Sendable {
         interceptor.adapt(hop.base) { [self] result in
             guard consume(step) else { return }
             switch result {
-            case .success(let request): send(request, hop: hop)
+            case .success(let request):
+                record?.adapted(request, attempt: state.withLock { $0.attempt })
+                send(request, hop: hop)
             case .failure(let error): fail(error)
             }
         }
@@ -176,12 +187,16 @@ final class RequestExecution: Sendable {
         if startsDeadline {
             startDeadline(after: adapted.timeoutInterval, attempt: attempt)
         }
+        let sentAt = record?.sent(adapted, attempt: attempt)
         let sent = core.transport.send(
             TransportAttempt(
                 request: adapted, uploadProgress: uploadProgress, downloadDestination: download?.destination,
                 downloadProgress: download?.progress)
         ) { [self] outcome in
             guard consume(step) else { return }
+            if let sentAt {
+                record?.received(outcome, for: adapted, attempt: attempt, sentAt: sentAt)
+            }
             arrived((outcome.body, outcome.response, outcome.error), for: adapted, hop: hop)
         }
         let isCurrent = state.withLock { state -> Bool in
@@ -259,6 +274,7 @@ final class RequestExecution: Sendable {
                 removeOriginBoundHeaders(from: &next.base)
             }
             guard let step = nextStep() else { return }
+            record?.redirected(response, to: next.base)
             adapt(next, step: step)
         } catch {
             finish((outcome.data, outcome.response, error))
@@ -356,8 +372,10 @@ final class RequestExecution: Sendable {
             guard !token.isCancelled else { return }
             switch decision {
             case .retry:
+                record?.retrying(failure, delay: 0)
                 attempt()
             case .retryAfter(let delay):
+                record?.retrying(failure, delay: delay)
                 scheduleRetry(after: delay)
             case .doNotRetry:
                 completion.complete((outcome.data, outcome.response, error))
@@ -400,5 +418,68 @@ extension Origin {
     fileprivate static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
         guard let lhs = lhs.flatMap(Origin.init) else { return false }
         return lhs.contains(rhs)
+    }
+}
+
+/// A request's story for the event monitors: its identity, when it began, what was sent last, and
+/// the timing of each exchange with the transport.
+private final class ExecutionRecord: Sendable {
+    private struct State: Sendable {
+        var lastSent: URLRequest?
+        var attempts = 0
+        var exchanges: [AttemptTiming] = []
+    }
+
+    let id = RequestID.next()
+    private let original: URLRequest
+    private let monitors: EventMonitors
+    private let createdAt = ContinuousClock.now
+    private let state = Locked(State())
+
+    init(original: URLRequest, monitors: EventMonitors) {
+        self.original = original
+        self.monitors = monitors
+    }
+
+    func created() {
+        monitors.emit { [original, id] in $0.requestCreated(original, id: id) }
+    }
+
+    func adapted(_ request: URLRequest, attempt: Int) {
+        monitors.emit { [id] in $0.requestAdapted(request, id: id, attempt: attempt) }
+    }
+
+    /// - Returns: When `request` was handed to the transport.
+    func sent(_ request: URLRequest, attempt: Int) -> ContinuousClock.Instant {
+        state.withLock { state in
+            state.lastSent = request
+            state.attempts = max(state.attempts, attempt)
+        }
+        monitors.emit { [id] in $0.requestSent(request, id: id, attempt: attempt) }
+        return .now
+    }
+
+    func received(_ outcome: TransportOutcome, for request: URLRequest, attempt: Int, sentAt: ContinuousClock.Instant) {
+        let timing = AttemptTiming(attempt: attempt, sent: sentAt, duration: .now - sentAt)
+        state.withLock { $0.exchanges.append(timing) }
+        monitors.emit { [id] in $0.responseReceived(outcome, for: request, id: id, timing: timing) }
+    }
+
+    func redirected(_ response: HTTPURLResponse, to next: URLRequest) {
+        monitors.emit { [id] in $0.requestRedirected(response, to: next, id: id) }
+    }
+
+    func retrying(_ failure: RequestFailure, delay: TimeInterval) {
+        monitors.emit { [id] in $0.requestRetrying(failure, delay: delay, id: id) }
+    }
+
+    func finished(_ outcome: TransportOutcome) {
+        let (request, metrics) = state.withLock { state in
+            (
+                state.lastSent ?? original,
+                RequestMetrics(exchanges: state.exchanges, attempts: state.attempts, duration: .now - createdAt)
+            )
+        }
+        monitors.emit { [id] in $0.requestFinished(outcome, for: request, id: id, metrics: metrics) }
     }
 }

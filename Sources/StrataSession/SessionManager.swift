@@ -43,6 +43,7 @@ public final class SessionManager: NetworkSessionManager {
     ///     `URLError(.notConnectedToInternet)`. `nil` (the default) attempts every request.
     ///   - redaction: Which headers are credentials: a redirect to another origin removes them. By
     ///     default ``/StrataCore/Redaction/standard``.
+    ///   - monitors: Told of every request's life, on the manager's event queue (see ``EventMonitor``).
     public init(
         transport: any Transport,
         acceptableStatusCodes: Set<Int> = RequestOptions.defaultAcceptableStatusCodes,
@@ -51,7 +52,8 @@ public final class SessionManager: NetworkSessionManager {
         interceptors: [any RequestInterceptor] = [],
         redirectPolicy: RedirectPolicy = .follow,
         reachability: (any ReachabilityGate)? = nil,
-        redaction: Redaction = .standard
+        redaction: Redaction = .standard,
+        monitors: [any EventMonitor] = []
     ) {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.core = PipelineCore(
@@ -59,7 +61,8 @@ public final class SessionManager: NetworkSessionManager {
             interceptor: Interceptor(adapters: adapters, retriers: retriers, interceptors: interceptors),
             redirectPolicy: redirectPolicy,
             reachability: reachability,
-            redaction: redaction
+            redaction: redaction,
+            monitors: EventMonitors(monitors)
         )
     }
 
@@ -76,6 +79,7 @@ public final class SessionManager: NetworkSessionManager {
     ///   - authenticationChallengeTimeout: How long a task may run after an authentication challenge
     ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
     ///   - redaction: Which headers are credentials: a redirect to another origin removes them.
+    ///   - monitors: Told of every request's life, on the manager's event queue (see ``EventMonitor``).
     public convenience init(
         configuration: URLSessionConfiguration = .default,
         acceptableStatusCodes: Set<Int> = RequestOptions.defaultAcceptableStatusCodes,
@@ -85,7 +89,8 @@ public final class SessionManager: NetworkSessionManager {
         redirectPolicy: RedirectPolicy = .follow,
         reachability: (any ReachabilityGate)? = nil,
         authenticationChallengeTimeout: TimeInterval = 10,
-        redaction: Redaction = .standard
+        redaction: Redaction = .standard,
+        monitors: [any EventMonitor] = []
     ) {
         self.init(
             transport: URLSessionTransport(
@@ -96,7 +101,8 @@ public final class SessionManager: NetworkSessionManager {
             interceptors: interceptors,
             redirectPolicy: redirectPolicy,
             reachability: reachability,
-            redaction: redaction
+            redaction: redaction,
+            monitors: monitors
         )
     }
 
@@ -132,6 +138,7 @@ final class PipelineCore: Sendable {
     let redirectPolicy: RedirectPolicy
     let reachability: (any ReachabilityGate)?
     let redaction: Redaction
+    let monitors: EventMonitors
     let deadlines = Deadlines()
 
     init(
@@ -139,8 +146,10 @@ final class PipelineCore: Sendable {
         interceptor: Interceptor,
         redirectPolicy: RedirectPolicy,
         reachability: (any ReachabilityGate)?,
-        redaction: Redaction
+        redaction: Redaction,
+        monitors: EventMonitors
     ) {
+        self.monitors = monitors
         self.transport = transport
         self.interceptor = interceptor
         self.redirectPolicy = redirectPolicy

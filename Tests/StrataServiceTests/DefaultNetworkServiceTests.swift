@@ -18,10 +18,9 @@ private let configuration = NetworkConfiguration(
 
 private func run(
     _ endpoint: any Requestable,
-    with manager: MockNetworkSessionManager,
-    logger: (any NetworkLogger)? = nil
+    with manager: MockNetworkSessionManager
 ) async throws -> Result<NetworkResponse, NetworkError> {
-    let service = DefaultNetworkService(configuration: configuration, sessionManager: manager, logger: logger)
+    let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
     let recorder = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
     service.request(endpoint: endpoint, completion: recorder.record)
     let result = try #require(await recorder.first())

@@ -4,6 +4,7 @@ import StrataCore
 import StrataEncoding
 import StrataEndpoint
 import StrataService
+import StrataSession
 import StrataTesting
 import Testing
 
@@ -12,45 +13,56 @@ import Testing
 #endif
 
 @Suite struct NetworkLoggerTests {
-    @Test func loggingIsOffByDefault() throws {
-        let service = DefaultNetworkService(configuration: NetworkConfiguration(baseURL: MockDefaults.baseURL))
-        #expect(service.logger == nil)
-    }
-
-    @Test func credentialsInHeadersURLAndQueryAreRedacted() async throws {
-        let lines = Locked<[String]>([])
+    /// The logger is a monitor of the session manager: it logs the request the adapters made — the
+    /// credential and `User-Agent` they add, redacted — each retry, and the outcome the caller got.
+    @Test func theRequestIsLoggedAsItWentOnTheWireWithCredentialsRedacted() async throws {
+        let lines = CompletionRecorder<String>()
         let logger = ConsoleNetworkLogger(
-            level: .verbose, redaction: Redaction(extraHeaderNames: ["X-Api-Key"], queryKeys: ["token"])
-        ) {
-            line in
-            lines.withLock { $0.append(line) }
+            level: .verbose, redaction: Redaction(extraHeaderNames: ["X-Api-Key"], queryKeys: ["token"]),
+            output: lines.record)
+        let attempts = Locked(0)
+        let stub = URLProtocolStub { _ in
+            attempts.withLock {
+                $0 += 1; return $0
+            } == 1
+                ? .response(statusCode: 503)
+                : .response(
+                    statusCode: 401, headers: ["Set-Cookie": "session=topsecret", "WWW-Authenticate": "Bearer"])
         }
-        let manager = MockNetworkSessionManager(responses: [
-            .success(statusCode: 401, headers: ["Set-Cookie": "session=topsecret", "WWW-Authenticate": "Bearer"])
-        ])
-        let service = DefaultNetworkService(
-            configuration: NetworkConfiguration(
-                baseURL: try #require(URL(string: "https://user:hunter2@api.example.com"))),
-            sessionManager: manager,
-            logger: logger
+        let manager = SessionManager(
+            configuration: stub.makeSessionConfiguration(),
+            adapters: [HeadersAdapter(["Authorization": "Bearer abc123", "User-Agent": "Shop/2.1"])],
+            retriers: [RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)],
+            monitors: [logger]
         )
+        var base = try #require(URLComponents(url: stub.baseURL, resolvingAgainstBaseURL: false))
+        (base.user, base.password) = ("user", "hunter2")
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: base.url ?? stub.baseURL), sessionManager: manager)
         let endpoint = Endpoint<Void>(
             path: "me",
-            headerParameters: [
-                "Authorization": "Bearer abc123", "Cookie": "c=cookievalue", "X-Api-Key": "key42",
-                "Accept": "text/plain",
-            ],
+            headerParameters: ["Cookie": "c=cookievalue", "X-Api-Key": "key42", "Accept": "text/plain"],
             queryParameters: ["token": "querysecret", "page": 2]
         )
         _ = try? await service.request(endpoint: endpoint)
-        let text = lines.value.joined(separator: "\n")
+        // Sent, retrying, sent again, finished.
+        var logged: [String] = []
+        for _ in 0..<100 where logged.count < 4 {
+            try await Task.sleep(for: .milliseconds(20))
+            logged = lines.values
+        }
+        let text = logged.joined(separator: "\n")
         for secret in ["abc123", "cookievalue", "key42", "querysecret", "topsecret", "hunter2"] {
             #expect(!text.contains(secret), "\(secret) leaked into: \(text)")
         }
+        #expect(logged.count == 4)
+        #expect(logged.filter { $0.hasPrefix("→ GET") }.count == 2)
+        #expect(text.contains("Authorization: <redacted>"))
+        #expect(text.contains("User-Agent: Shop/2.1"))
         #expect(text.contains("Accept: text/plain"))
         #expect(text.contains("page=2"))
-        #expect(text.contains("← failed"))
-        #expect(lines.value.count == 2)
+        #expect(logged.contains { $0.hasPrefix("↻ retrying GET") })
+        #expect(logged.last?.hasPrefix("← failed") == true)
     }
 
     @Test func levelsDecideWhatIsWritten() throws {

@@ -137,3 +137,114 @@ private struct ClosureAdapter: RequestAdapter {
         completion(.success(change(request)))
     }
 }
+
+/// A monitor that writes down every hook, in the order they come.
+private final class RecordingMonitor: EventMonitor {
+    private let events = Locked<[String]>([])
+    private let finished = CompletionRecorder<RequestMetrics>()
+
+    var log: [String] { events.value }
+    func metrics() async -> RequestMetrics? { await finished.first() }
+
+    private func note(_ event: String) {
+        events.withLock { $0.append(event) }
+    }
+
+    func requestCreated(_ request: URLRequest, id: RequestID) {
+        note("created \(request.url?.host ?? "")")
+    }
+    func requestAdapted(_ request: URLRequest, id: RequestID, attempt: Int) {
+        note("adapted \(attempt)")
+    }
+    func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
+        note("sent \(attempt) \(request.url?.host ?? "") \(request.value(forHTTPHeaderField: "Authorization") ?? "-")")
+    }
+    func responseReceived(_ outcome: TransportOutcome, for request: URLRequest, id: RequestID, timing: AttemptTiming) {
+        note("received \((outcome.response as? HTTPURLResponse)?.statusCode ?? 0) attempt \(timing.attempt)")
+    }
+    func requestRedirected(_ response: HTTPURLResponse, to next: URLRequest, id: RequestID) {
+        note("redirected \(response.statusCode) \(next.url?.host ?? "")")
+    }
+    func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID) {
+        note("retrying after \(failure.statusCode ?? 0)")
+    }
+    func requestFinished(_ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics) {
+        note("finished \((outcome.response as? HTTPURLResponse)?.statusCode ?? 0) \(request.url?.host ?? "")")
+        finished.record(metrics)
+    }
+}
+
+@Suite struct EventMonitorTests {
+    @Test func everyHookComesOnceInOrderOnTheEventQueueWithTimings() async throws {
+        let calls = Locked(0)
+        let transport = InMemoryTransport { request in
+            if request.url?.host == "api.strata.test" {
+                return calls.withLock {
+                    $0 += 1; return $0
+                } == 1
+                    ? (503, [:], "") : (302, ["Location": "https://cdn.strata.test/x"], "")
+            }
+            return (200, [:], "ok")
+        }
+        let monitor = RecordingMonitor()
+        let manager = SessionManager(
+            transport: transport,
+            adapters: [HeadersAdapter(["Authorization": "Bearer t"])],
+            retriers: [CountingRetrier(decision: .retry)],
+            monitors: [monitor]
+        )
+        let (recorder, _) = send(
+            URLRequest(url: URL(string: "https://api.strata.test/") ?? URL(fileURLWithPath: "/")), through: manager)
+        #expect(try #require(await recorder.first()).error == nil)
+        let metrics = try #require(await monitor.metrics())
+        #expect(
+            monitor.log == [
+                "created api.strata.test",
+                "adapted 1", "sent 1 api.strata.test Bearer t", "received 503 attempt 1",
+                "retrying after 503",
+                "adapted 2", "sent 2 api.strata.test Bearer t", "received 302 attempt 2",
+                "redirected 302 cdn.strata.test",
+                "adapted 2", "sent 2 cdn.strata.test Bearer t", "received 200 attempt 2",
+                "finished 200 cdn.strata.test",
+            ])
+        #expect(metrics.attempts == 2)
+        #expect(metrics.exchanges.map(\.attempt) == [1, 2, 2])
+        #expect(metrics.exchanges.allSatisfy { $0.duration >= .zero && $0.duration <= metrics.duration })
+    }
+
+    /// A monitor that blocks until the test lets it go: requests complete meanwhile, since hooks run
+    /// on the event queue, not where the transport delivers.
+    @Test func aBlockedMonitorHoldsUpNoRequest() async throws {
+        struct Blocked: EventMonitor {
+            let gate: DispatchSemaphore
+            func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
+                gate.wait()
+            }
+        }
+        let gate = DispatchSemaphore(value: 0)
+        let manager = SessionManager(
+            transport: InMemoryTransport { _ in (200, [:], "") }, monitors: [Blocked(gate: gate)])
+        for _ in 0..<3 {
+            let (recorder, _) = send(
+                URLRequest(url: URL(string: "https://api.strata.test/") ?? URL(fileURLWithPath: "/")),
+                through: manager)
+            #expect(try #require(await recorder.first(timeout: 5)).error == nil)
+        }
+        for _ in 0..<3 {
+            gate.signal()
+        }
+    }
+
+    @Test func aCancelledRequestFinishesOnceForTheMonitors() async throws {
+        let monitor = RecordingMonitor()
+        let manager = SessionManager(transport: InMemoryTransport { _ in nil }, monitors: [monitor])
+        let (recorder, cancellable) = send(
+            URLRequest(url: URL(string: "https://api.strata.test/") ?? URL(fileURLWithPath: "/")), through: manager)
+        while !monitor.log.contains(where: { $0.hasPrefix("sent") }) { try await Task.sleep(for: .milliseconds(5)) }
+        cancellable.cancel()
+        #expect(isCancelled(try #require(await recorder.first()).error))
+        _ = await monitor.metrics()
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(monitor.log.filter { $0.hasPrefix("finished") } == ["finished 0 api.strata.test"])
+    }
+}

@@ -60,8 +60,7 @@ enum ModuleLandingSnippets {
     static func service(configuration: NetworkConfiguration) {
         let service = DefaultNetworkService(
             configuration: configuration,
-            sessionManager: URLSessionManager(),
-            logger: ConsoleNetworkLogger(level: .debug)
+            sessionManager: URLSessionManager(monitors: [ConsoleNetworkLogger(level: .debug)])
         )
         _ = service
     }
@@ -255,8 +254,80 @@ enum InterceptorSnippets {
             level: .verbose,
             redaction: Redaction(extraHeaderNames: ["X-API-Key"], bodyFields: ["card_number"])
         )
+        let logged = URLSessionManager(monitors: [logger])
 
-        _ = (manager, traced, retries, protectedManager, cautious, raw, gated, logger)
+        let metrics = MetricsMonitor()
+        let observed = URLSessionManager(monitors: [metrics, ConsoleNetworkLogger(level: .info)])
+
+        _ = (manager, traced, retries, protectedManager, cautious, raw, gated, logged, observed)
+    }
+}
+
+final class MetricsMonitor: EventMonitor, @unchecked Sendable {  // Sendable: `lock` guards `snapshot`.
+    struct Snapshot: Sendable {
+        var finished = 0
+        var failed = 0
+        var retries = 0
+        /// Finished requests by latency: each bucket is named by its upper bound in milliseconds.
+        var histogram: [Int: Int] = [:]
+    }
+
+    static let bucketBounds = [10, 25, 50, 100, 250, 500, 1_000, 5_000, Int.max]
+    private let lock = NSLock()
+    private var snapshot = Snapshot()
+
+    var current: Snapshot { lock.withLock { snapshot } }
+
+    func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID) {
+        lock.withLock { snapshot.retries += 1 }
+    }
+
+    func requestFinished(
+        _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
+    ) {
+        let milliseconds = metrics.duration / .milliseconds(1)
+        let bucket = Self.bucketBounds.first { Double($0) >= milliseconds } ?? Int.max
+        lock.withLock {
+            snapshot.finished += 1
+            snapshot.failed += outcome.error == nil ? 0 : 1
+            snapshot.histogram[bucket, default: 0] += 1
+        }
+    }
+}
+
+/// The article's metrics monitor, over real requests: it counts what finished, failed and was
+/// retried, and files each request's latency in its bucket.
+@Suite struct MetricsMonitorSnippetTests {
+    @Test func theMetricsMonitorCountsRequestsAndFilesTheirLatency() async throws {
+        let calls = Locked(0)
+        let stub = URLProtocolStub { request in
+            if request.url?.path == "/slow" { return .response(delay: 0.3) }
+            if request.url?.path == "/missing" { return .response(statusCode: 404) }
+            return calls.withLock {
+                $0 += 1; return $0
+            } == 1 ? .response(statusCode: 503) : .response()
+        }
+        let metrics = MetricsMonitor()
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(),
+            retriers: [RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)],
+            monitors: [metrics]
+        )
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: stub.baseURL), sessionManager: manager)
+        _ = try await service.request(endpoint: Endpoint<Void>(path: "fast"))
+        _ = try await service.request(endpoint: Endpoint<Void>(path: "slow"))
+        _ = try? await service.request(endpoint: Endpoint<Void>(path: "missing"))
+        for _ in 0..<100 where metrics.current.finished < 3 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let snapshot = metrics.current
+        #expect(snapshot.finished == 3)
+        #expect(snapshot.retries == 1)
+        #expect(snapshot.failed == 1)
+        #expect(snapshot.histogram.values.reduce(0, +) == 3)
+        #expect(snapshot.histogram.keys.contains { $0 >= 500 })
+        #expect(snapshot.histogram.keys.contains { $0 <= 250 })
     }
 }
 

@@ -151,11 +151,11 @@ func readmeWalkthrough() async throws {
         redirectPolicy: .follow
     )
 
-    let networkService = DefaultNetworkService(
-        configuration: configuration,
-        sessionManager: sessionManager,
-        logger: ConsoleNetworkLogger(redaction: Redaction(extraHeaderNames: ["X-API-Key"]))
+    let loggedManager = URLSessionManager(
+        adapters: [HeadersAdapter(["User-Agent": "Shop/2.1"])],
+        monitors: [ConsoleNetworkLogger(redaction: Redaction(extraHeaderNames: ["X-API-Key"]))]
     )
+    let networkService = DefaultNetworkService(configuration: configuration, sessionManager: loggedManager)
 
     let transfer = DefaultDataTransferService(
         networkService: networkService,
@@ -172,7 +172,7 @@ func readmeWalkthrough() async throws {
 
     let created = try await transfer.request(UserEndpoints.create(NewUser(name: "Ann")))
 
-    _ = (login, tagged, upload, order, created, protectedManager)
+    _ = (login, tagged, upload, order, created, sessionManager, protectedManager)
 }
 
 // MARK: - Run

@@ -22,11 +22,11 @@ public struct CompositionRoot: Sendable {
 
     /// Wires the app for `configuration`.
     /// - Parameters:
-    ///   - logger: Logs every request and response, or `nil` for silence.
+    ///   - monitors: Told of every request's life, a logger among them (none: silence).
     ///   - didRefreshToken: Called after each token refresh.
     public init(
         configuration: NetworkConfiguration,
-        logger: (any NetworkLogger)? = nil,
+        monitors: [any EventMonitor] = [],
         didRefreshToken: @escaping @Sendable () -> Void = {}
     ) {
         self.configuration = configuration
@@ -35,21 +35,22 @@ public struct CompositionRoot: Sendable {
 
         func transfer(over sessionManager: any NetworkSessionManager) -> any DataTransferService {
             DefaultDataTransferService(
-                networkService: DefaultNetworkService(
-                    configuration: configuration, sessionManager: sessionManager, logger: logger),
+                networkService: DefaultNetworkService(configuration: configuration, sessionManager: sessionManager),
                 errorResolver: ShopErrorResolver(),
                 completionQueue: .global()
             )
         }
 
-        let publicTransfer = transfer(over: URLSessionManager(adapters: [userAgent], retriers: [retries]))
+        let publicTransfer = transfer(
+            over: URLSessionManager(adapters: [userAgent], retriers: [retries], monitors: monitors))
         let authentication = AuthenticationInterceptor(
             authenticator: ShopAuthenticator(transfer: publicTransfer, didRefresh: didRefreshToken),
             credential: nil,
             origins: Set([Origin(configuration.baseURL)].compactMap { $0 })
         )
         let protectedTransfer = transfer(
-            over: URLSessionManager(adapters: [userAgent], retriers: [retries], interceptors: [authentication]))
+            over: URLSessionManager(
+                adapters: [userAgent], retriers: [retries], interceptors: [authentication], monitors: monitors))
 
         products = RemoteProductRepository(transfer: publicTransfer)
         orders = RemoteOrderRepository(transfer: publicTransfer)

@@ -40,7 +40,7 @@ public enum ExampleApp {
         let refreshes = Counter()
         let root = CompositionRoot(
             configuration: configuration,
-            logger: options.verbose ? ConsoleNetworkLogger(level: .debug) : nil,
+            monitors: options.verbose ? [ConsoleNetworkLogger(level: .debug)] : [],
             didRefreshToken: { refreshes.increment() }
         )
         print("Strata example — environment \(options.environment), \(configuration.baseURL.absoluteString)")

@@ -16,12 +16,12 @@ import Testing
             let server = harness.server
             let log = CompletionRecorder<String>()
             let logger = ConsoleNetworkLogger(level: .verbose, output: log.record)
-            func service(_ manager: URLSessionManager = URLSessionManager()) -> DefaultDataTransferService {
+            // The logger is a monitor of each manager: it logs requests as they go on the wire.
+            func service(_ manager: URLSessionManager? = nil) -> DefaultDataTransferService {
                 DefaultDataTransferService(
                     networkService: DefaultNetworkService(
                         configuration: NetworkConfiguration(baseURL: server.baseURL),
-                        sessionManager: manager,
-                        logger: logger
+                        sessionManager: manager ?? URLSessionManager(monitors: [logger])
                     ),
                     completionQueue: .global()
                 )
@@ -67,7 +67,7 @@ import Testing
                 credential: OAuthCredential(access: tokens.access_token, refresh: tokens.refresh_token),
                 origins: [try #require(Origin(server.baseURL))]
             )
-            let protected = service(URLSessionManager(adapters: [auth], retriers: [auth]))
+            let protected = service(URLSessionManager(adapters: [auth], retriers: [auth], monitors: [logger]))
             for _ in 0..<3 {
                 try await protected.request(Endpoint<Void>(path: "auth/protected"))
             }
@@ -87,7 +87,15 @@ import Testing
                 )
             )
 
+            // Lines are written from the managers' event queues: wait until they stop coming.
+            var written = -1
+            while written != log.callCount {
+                written = log.callCount
+                try await Task.sleep(for: .milliseconds(200))
+            }
             let text = log.values.joined(separator: "\n")
+            // The protected calls were logged with the credential the interceptor added, redacted.
+            #expect(text.contains("Authorization: <redacted>"))
             let secrets =
                 server.state.issuedTokens + [
                     // The Basic route names its expected password in its own path; the credential sent is the header.

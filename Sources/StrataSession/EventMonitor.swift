@@ -1,0 +1,123 @@
+import Dispatch
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Observes the life of every request through a ``SessionManager``: for logging, metrics, tracing.
+///
+/// Add monitors to a manager (`SessionManager(monitors: [...])`). Each hook has an empty default,
+/// so a monitor implements only what it needs. For one request the hooks come in this order:
+/// ``requestCreated(_:id:)``; then for each attempt ``requestAdapted(_:id:attempt:)``,
+/// ``requestSent(_:id:attempt:)`` with the request exactly as it goes on the wire (every adapter's
+/// headers included), ``responseReceived(_:for:id:timing:)``, and
+/// ``requestRedirected(_:to:id:)`` for each redirect followed; ``requestRetrying(_:delay:id:)``
+/// before a retry; and ``requestFinished(_:for:id:metrics:)`` exactly once.
+///
+/// **Queue.** Hooks run on the manager's event queue, one serial queue per manager, never on the
+/// transport's delegate queue: a slow monitor delays other events, never a transfer. Because they
+/// are delivered asynchronously, ``requestFinished(_:for:id:metrics:)`` may run after the caller's
+/// completion. A manager without monitors pays nothing for them.
+public protocol EventMonitor: Sendable {
+    /// A request was handed to the manager, as the caller made it.
+    func requestCreated(_ request: URLRequest, id: RequestID)
+    /// The adapters have run for an attempt (or for a redirect's next request).
+    func requestAdapted(_ request: URLRequest, id: RequestID, attempt: Int)
+    /// The request was handed to the transport as it goes on the wire.
+    func requestSent(_ request: URLRequest, id: RequestID, attempt: Int)
+    /// The transport reported what came back for `request`: a response, or the error that ended it.
+    func responseReceived(_ outcome: TransportOutcome, for request: URLRequest, id: RequestID, timing: AttemptTiming)
+    /// The server redirected and the pipeline follows, with `next` (before its adapters run).
+    func requestRedirected(_ response: HTTPURLResponse, to next: URLRequest, id: RequestID)
+    /// A retrier decided to try again after `delay` seconds.
+    func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID)
+    /// The request ended with `outcome` (its status validated; a cancelled request has a
+    /// `URLError(.cancelled)`); `request` is the last one sent, or the caller's if none was.
+    func requestFinished(_ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics)
+}
+
+extension EventMonitor {
+    /// Does nothing.
+    public func requestCreated(_ request: URLRequest, id: RequestID) {}
+    /// Does nothing.
+    public func requestAdapted(_ request: URLRequest, id: RequestID, attempt: Int) {}
+    /// Does nothing.
+    public func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {}
+    /// Does nothing.
+    public func responseReceived(
+        _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, timing: AttemptTiming
+    ) {}
+    /// Does nothing.
+    public func requestRedirected(_ response: HTTPURLResponse, to next: URLRequest, id: RequestID) {}
+    /// Does nothing.
+    public func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID) {}
+    /// Does nothing.
+    public func requestFinished(
+        _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
+    ) {}
+}
+
+/// Tells one request's events from another's: unique among a process's requests.
+public struct RequestID: Hashable, Sendable, CustomStringConvertible {
+    /// The number, increasing with each request.
+    public let rawValue: UInt64
+
+    /// `#42`.
+    public var description: String { "#\(rawValue)" }
+
+    private static let counter = Locked<UInt64>(0)
+
+    static func next() -> RequestID {
+        RequestID(
+            rawValue: counter.withLock { counter in
+                counter += 1
+                return counter
+            })
+    }
+}
+
+/// How long one request or redirect took on the transport.
+public struct AttemptTiming: Hashable, Sendable {
+    /// The attempt, from 1.
+    public let attempt: Int
+    /// When it was handed to the transport, on the continuous clock.
+    public let sent: ContinuousClock.Instant
+    /// From being handed to the transport to its outcome.
+    public let duration: Duration
+}
+
+/// What a finished request took.
+public struct RequestMetrics: Hashable, Sendable {
+    /// Every exchange with the transport, in order: one per attempt and per redirect followed.
+    public let exchanges: [AttemptTiming]
+    /// How many attempts were made (retries included; 0 if none reached the transport).
+    public let attempts: Int
+    /// From the request's creation to its end, adapters and retry delays included.
+    public let duration: Duration
+}
+
+/// A manager's monitors and the queue they run on.
+struct EventMonitors: Sendable {
+    let monitors: [any EventMonitor]
+    private let queue: DispatchQueue?
+
+    init(_ monitors: [any EventMonitor]) {
+        self.monitors = monitors
+        queue = monitors.isEmpty ? nil : DispatchQueue(label: "Strata.SessionManager.events")
+    }
+
+    /// Whether any monitor listens.
+    var isEmpty: Bool { queue == nil }
+
+    /// Runs `event` for every monitor, in order, on the event queue.
+    func emit(_ event: @escaping @Sendable (any EventMonitor) -> Void) {
+        guard let queue else { return }
+        queue.async { [monitors] in
+            for monitor in monitors {
+                event(monitor)
+            }
+        }
+    }
+}
