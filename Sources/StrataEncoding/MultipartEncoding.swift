@@ -53,6 +53,10 @@ public struct MultipartEncoding: ParameterEncoding {
     /// `true`: a form with only file parts is still written.
     public var writesBodyWithoutParameters: Bool { true }
 
+    /// `true`: a form over ``memoryThreshold`` is copied into a temporary file, which can take a
+    /// while, so it is never built on the caller's thread.
+    public var isSlowToEncode: Bool { true }
+
     /// Returns `request` with the multipart body of `parameters` and ``form``.
     /// - Throws: ``ParameterEncodingError/multipart(_:)`` when a file cannot be read or written, or
     ///   a part header would be invalid; ``ParameterEncodingError/nestingTooDeep(maximum:)``.

@@ -43,11 +43,19 @@ public protocol ParameterEncoding: Sendable {
     /// Whether the encoding writes a body even when there are no parameters (a multipart form with
     /// only file parts, say). By default `false`: without parameters, the request has no body.
     var writesBodyWithoutParameters: Bool { get }
+
+    /// Whether encoding may take long enough to hold up the caller's thread (a multipart form that
+    /// copies files into a temporary file, say). By default `false`. The network service encodes
+    /// such a body on a background queue, never on the thread that asked for the request.
+    var isSlowToEncode: Bool { get }
 }
 
 extension ParameterEncoding {
     /// `false`.
     public var writesBodyWithoutParameters: Bool { false }
+
+    /// `false`.
+    public var isSlowToEncode: Bool { false }
 
     /// Encodes `value` with ``ParameterValueEncoder`` and applies its members with ``encode(_:with:)``.
     /// The value must encode as keyed members (a struct, class or dictionary).

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import StrataConfiguration
 import StrataCore
+import StrataEncoding
 import StrataEndpoint
 import StrataSession
 
@@ -31,18 +32,41 @@ public struct DefaultNetworkService: NetworkService {
     /// Creates a service.
     /// - Parameters:
     ///   - configuration: The base URL, headers, query parameters and timeout shared by every request.
-    ///   - sessionManager: The transport; by default a new ``/StrataSession/URLSessionManager``.
+    ///   - sessionManager: Sends the requests; by default ``/StrataSession/SessionManager/shared``, one
+    ///     manager over `URLSession` for every service that names none.
     public init(
         configuration: any NetworkConfigurable,
-        sessionManager: any NetworkSessionManager = URLSessionManager()
+        sessionManager: any NetworkSessionManager = SessionManager.shared
     ) {
         self.configuration = configuration
         self.sessionManager = sessionManager
     }
 
     /// Sends the request `endpoint` describes and calls `completion` exactly once.
+    ///
+    /// The request is built on the calling thread, except when the endpoint's body encoding
+    /// ``/StrataEncoding/ParameterEncoding/isSlowToEncode`` (a multipart form): then it is built on
+    /// a background queue, so a large form never holds up the caller (the main thread, in an app).
     @discardableResult
     public func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+        guard endpoint.bodyEncoding.isSlowToEncode else {
+            return send(endpoint, completion: completion)
+        }
+        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
+        Self.encodingQueue.async {
+            // A request cancelled while it waited is neither encoded nor sent.
+            guard !call.isCompleted else { return }
+            call.attach(send(endpoint) { call.complete($0) })
+        }
+        return call
+    }
+
+    /// Where slow bodies are encoded.
+    private static let encodingQueue = DispatchQueue(
+        label: "Strata.NetworkService.encoding", qos: .userInitiated, attributes: .concurrent)
+
+    /// Builds the request `endpoint` describes, sends it, and calls `completion` exactly once.
+    private func send(_ endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
         let request: URLRequest
         do {
             request = try endpoint.urlRequest(with: configuration)

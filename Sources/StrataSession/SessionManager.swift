@@ -30,6 +30,11 @@ public final class SessionManager: NetworkSessionManager {
     public let acceptableStatusCodes: Set<Int>
     private let core: PipelineCore
 
+    /// One manager over `URLSession` with default settings, shared by every service that names no
+    /// manager of its own: one session and one connection pool for the process, however many
+    /// services are made.
+    public static let shared = SessionManager()
+
     /// Creates a pipeline over `transport`.
     /// - Parameters:
     ///   - transport: Sends each attempt.

@@ -1,6 +1,7 @@
 import Foundation
 import StrataConfiguration
 import StrataCore
+import StrataEncoding
 import StrataEndpoint
 import StrataService
 import StrataSession
@@ -298,5 +299,72 @@ extension Result {
     var failure: Failure? {
         if case .failure(let error) = self { return error }
         return nil
+    }
+}
+
+/// What a service does by default scales: one shared manager, and slow bodies encoded off the
+/// caller's thread.
+@Suite struct DefaultsThatScaleTests {
+    private static let callerKey = DispatchSpecificKey<Bool>()
+
+    /// An encoding that says it is slow, and notes whether it ran on the caller's queue.
+    private struct SlowEncoding: ParameterEncoding {
+        let onCaller: Locked<[Bool]>
+        var isSlowToEncode: Bool { true }
+        var writesBodyWithoutParameters: Bool { true }
+        func encode(
+            _ request: URLRequest, with parameters: [String: ParameterValue]
+        ) throws(ParameterEncodingError)
+            -> URLRequest
+        {
+            onCaller.withLock { $0.append(DispatchQueue.getSpecific(key: DefaultsThatScaleTests.callerKey) == true) }
+            var request = request
+            request.httpBody = Data("slow".utf8)
+            return request
+        }
+    }
+
+    @Test func servicesThatNameNoManagerShareOne() {
+        let first = DefaultNetworkService(configuration: configuration)
+        let second = DefaultNetworkService(configuration: configuration)
+        #expect((first.sessionManager as? SessionManager) === SessionManager.shared)
+        #expect((second.sessionManager as? SessionManager) === SessionManager.shared)
+    }
+
+    @Test func aSlowBodyIsEncodedOffTheCallersQueueAndAFastOneOnIt() async throws {
+        #expect(MultipartEncoding(form: MultipartFormData()).isSlowToEncode)
+        #expect(!JSONEncoding.default.isSlowToEncode)
+        let caller = DispatchQueue(label: "strata.test.caller")
+        caller.setSpecific(key: Self.callerKey, value: true)
+        let onCaller = Locked<[Bool]>([])
+        let manager = MockNetworkSessionManager()
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+        let slow = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
+        caller.sync {
+            _ = service.request(
+                endpoint: Endpoint<Void>(path: "upload", method: .post, bodyEncoding: SlowEncoding(onCaller: onCaller)),
+                completion: slow.record)
+        }
+        #expect(try #require(await slow.first()).failure == nil)
+        #expect(onCaller.value == [false])
+        #expect(manager.requests.first?.httpBody == Data("slow".utf8))
+    }
+
+    @Test func cancellingWhileASlowBodyIsEncodedCompletesOnceWithCancelled() async throws {
+        let manager = MockNetworkSessionManager()
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+        let recorders = (0..<200).map { _ in CompletionRecorder<Result<NetworkResponse, NetworkError>>() }
+        for recorder in recorders {
+            service.request(
+                endpoint: Endpoint<Void>(
+                    path: "upload", method: .post, bodyEncoding: SlowEncoding(onCaller: Locked([]))),
+                completion: recorder.record
+            ).cancel()
+        }
+        for recorder in recorders {
+            #expect(try #require(await recorder.first()).failure?.isCancelled == true)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorders.allSatisfy { $0.callCount == 1 })
     }
 }
