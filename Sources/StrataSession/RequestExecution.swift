@@ -45,11 +45,11 @@ final class RequestExecution: Sendable {
     private let core: PipelineCore
     private let original: URLRequest
     private let acceptableStatusCodes: Set<Int>
-    private let uploadProgress: (@Sendable (Progress) -> Void)?
+    private let uploadProgress: ProgressRelay?
     private let interceptor: Interceptor
     private let redirectPolicy: RedirectPolicy
     private let originBoundHeaderNames: Set<String>
-    private let download: (destination: URL, progress: (@Sendable (Progress) -> Void)?)?
+    private let download: (destination: URL, progress: ProgressRelay?)?
     private let startDate = Date()
     private let completion: CompletionOnce<Outcome>
     /// What the monitors are told, if the manager has any.
@@ -66,10 +66,10 @@ final class RequestExecution: Sendable {
         self.core = core
         self.original = request
         self.acceptableStatusCodes = acceptableStatusCodes
-        self.uploadProgress = options.uploadProgress
+        self.uploadProgress = options.uploadProgress.map(ProgressRelay.init)
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
         self.originBoundHeaderNames = options.originBoundHeaderNames
-        self.download = options.downloadDestination.map { ($0, options.downloadProgress) }
+        self.download = options.downloadDestination.map { ($0, options.downloadProgress.map(ProgressRelay.init)) }
         // The manager's chain, then the request's own interceptor, if it has one.
         self.interceptor =
             options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
@@ -190,14 +190,20 @@ final class RequestExecution: Sendable {
         let sentAt = record?.sent(adapted, attempt: attempt)
         let sent = core.transport.send(
             TransportAttempt(
-                request: adapted, uploadProgress: uploadProgress, downloadDestination: download?.destination,
-                downloadProgress: download?.progress)
+                request: adapted, uploadProgress: uploadProgress?.exchange(),
+                downloadDestination: download?.destination, downloadProgress: download?.progress?.exchange())
         ) { [self] outcome in
-            guard consume(step) else { return }
-            if let sentAt {
-                record?.received(outcome, for: adapted, attempt: attempt, sentAt: sentAt)
+            // What follows is the caller's code — redirect decisions, adapters, retriers, the
+            // completion and whatever the layers above do in it — and runs off the transport's
+            // queue (for URLSession, its one serial delegate queue), so none of it can hold up
+            // another transfer.
+            DispatchQueue.global().async { [self] in
+                guard consume(step) else { return }
+                if let sentAt {
+                    record?.received(outcome, for: adapted, attempt: attempt, sentAt: sentAt)
+                }
+                arrived((outcome.body, outcome.response, outcome.error), for: adapted, hop: hop)
             }
-            arrived((outcome.body, outcome.response, outcome.error), for: adapted, hop: hop)
         }
         let isCurrent = state.withLock { state -> Bool in
             guard state.step == step, !state.attemptEnded else { return false }
@@ -238,20 +244,14 @@ final class RequestExecution: Sendable {
 
     // MARK: - Outcomes
 
-    /// A task's outcome for `request`: a redirect to follow, or the attempt's outcome.
-    ///
-    /// A redirect is followed off the session's delegate queue, where outcomes arrive: the policy's
-    /// decision and the adapters are code of the caller's, and one that blocks there would hold up
-    /// every task of the session (and keep the loading system waiting on its redirect callbacks).
+    /// An exchange's outcome for `request`: a redirect to follow, or the attempt's outcome.
     private func arrived(_ outcome: Outcome, for request: URLRequest, hop: Hop) {
         guard outcome.error == nil, let response = outcome.response as? HTTPURLResponse,
             [301, 302, 303, 307, 308].contains(response.statusCode),
             response.value(forHTTPHeaderField: "Location") != nil,
             let decide = redirectPolicy.decide
         else { return finish(outcome) }
-        DispatchQueue.global().async { [self] in
-            follow(response, of: request, hop: hop, decide: decide, otherwise: outcome)
-        }
+        follow(response, of: request, hop: hop, decide: decide, otherwise: outcome)
     }
 
     /// Follows the redirect `response` to `request` as `decide` says, or ends the attempt with

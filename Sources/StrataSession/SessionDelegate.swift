@@ -18,13 +18,15 @@ import StrataCore
 final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
     /// Called once when a task ends, with its body, response and error.
     typealias Handler = @Sendable (Data, URLResponse?, (any Error)?) -> Void
+    /// Called with the bytes done so far and the bytes expected (`-1` when unknown).
+    typealias ProgressHandler = @Sendable (Int64, Int64) -> Void
 
     private struct Record: Sendable {
         var data = Data()
         var challengedResponse: URLResponse?
         let handler: Handler
-        let uploadProgress: (progress: Progress, report: @Sendable (Progress) -> Void)?
-        let download: (destination: URL, progress: Progress?, report: (@Sendable (Progress) -> Void)?)?
+        let uploadProgress: ProgressHandler?
+        let download: (destination: URL, progress: ProgressHandler?)?
         var downloadError: (any Error)?
         /// Set on the delegate queue when the task was cancelled, so later callbacks leave it alone.
         var isCancelled = false
@@ -37,19 +39,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         self.challengeTimeout = challengeTimeout
     }
 
-    /// Registers the handler for `task`, before it is resumed, and the upload progress reporter,
-    /// which gets a new `Progress` for this task.
+    /// Registers the handler for `task`, before it is resumed, and its progress handlers.
     func register(
         _ task: URLSessionTask,
-        uploadProgress: (@Sendable (Progress) -> Void)?,
-        download: (destination: URL, progress: (@Sendable (Progress) -> Void)?)? = nil,
+        uploadProgress: ProgressHandler?,
+        download: (destination: URL, progress: ProgressHandler?)? = nil,
         handler: @escaping Handler
     ) {
-        let progress = uploadProgress.map { (Progress(totalUnitCount: -1), $0) }
-        let downloading = download.map {
-            ($0.destination, $0.progress.map { _ in Progress(totalUnitCount: -1) }, $0.progress)
-        }
-        let record = Record(handler: handler, uploadProgress: progress, download: downloading)
+        let record = Record(handler: handler, uploadProgress: uploadProgress, download: download)
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -98,12 +95,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
     ) {
-        guard let (progress, report) = records.withLock({ $0[task.taskIdentifier]?.uploadProgress }) else { return }
-        if totalBytesExpectedToSend > 0, progress.totalUnitCount != totalBytesExpectedToSend {
-            progress.totalUnitCount = totalBytesExpectedToSend
-        }
-        progress.completedUnitCount = totalBytesSent
-        report(progress)
+        guard let report = records.withLock({ $0[task.taskIdentifier]?.uploadProgress }) else { return }
+        report(totalBytesSent, totalBytesExpectedToSend)
     }
 
     /// Declines every redirect: the task ends with the 3xx response, and the pipeline decides.
@@ -130,14 +123,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         totalBytesWritten: Int64,
         totalBytesExpectedToWrite: Int64
     ) {
-        guard let download = records.withLock({ $0[downloadTask.taskIdentifier]?.download }),
-            let progress = download.progress, let report = download.report
-        else { return }
-        if totalBytesExpectedToWrite > 0, progress.totalUnitCount != totalBytesExpectedToWrite {
-            progress.totalUnitCount = totalBytesExpectedToWrite
-        }
-        progress.completedUnitCount = totalBytesWritten
-        report(progress)
+        guard let report = records.withLock({ $0[downloadTask.taskIdentifier]?.download?.progress }) else { return }
+        report(totalBytesWritten, totalBytesExpectedToWrite)
     }
 
     /// Moves the downloaded file to its destination now (the system deletes it after this returns).

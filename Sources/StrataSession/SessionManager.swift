@@ -14,6 +14,12 @@ import StrataCore
 /// asks the retriers whether to go again. All of that is the same whatever the transport;
 /// `SessionManager()` sends over ``URLSessionTransport``.
 ///
+/// **Queues.** Nothing the caller wrote runs on the transport's queue (for `URLSession`, its one
+/// serial delegate queue), so no closure can hold up another transfer: redirect decisions,
+/// retriers and the completion run on a global concurrent queue; progress closures on a serial
+/// queue of their request's, in order; event monitors on the manager's event queue. Adapters run
+/// where the attempt starts: on the caller's thread for the first, on a global queue after that.
+///
 /// A request's `timeoutInterval` bounds each attempt as a whole — from sending it to the last byte
 /// of the final response, redirects included — on a timer of Strata's own, whatever the server does
 /// (never answers, stops after `100 Continue`, trickles a body); the attempt then fails with

@@ -45,21 +45,23 @@ public struct TransportAttempt: Sendable {
     /// The request, adapted and checked. A body on disk is a ``/StrataCore/FileBodyStream`` in
     /// `httpBodyStream`, for the transport to upload from its file.
     public var request: URLRequest
-    /// Called as the body is sent, with a `Progress` counting bytes, new for this attempt.
-    public var uploadProgress: (@Sendable (Progress) -> Void)?
+    /// Called as the body is sent, with the bytes sent so far and the bytes to send (`-1` when
+    /// unknown). Calls come in order; the pipeline turns them into the caller's `Progress`.
+    public var uploadProgress: (@Sendable (_ sent: Int64, _ expected: Int64) -> Void)?
     /// Where to write the response body instead of reporting it in memory; an existing file there
     /// is replaced. Only a `2xx` body is written there: another status's body (up to 1 MiB of it)
     /// is reported in ``TransportOutcome/body``.
     public var downloadDestination: URL?
-    /// Called as a download's body is written, with a `Progress` counting bytes, new for this attempt.
-    public var downloadProgress: (@Sendable (Progress) -> Void)?
+    /// Called as a download's body is written, with the bytes written so far and the bytes expected
+    /// (`-1` when unknown). Calls come in order.
+    public var downloadProgress: (@Sendable (_ written: Int64, _ expected: Int64) -> Void)?
 
     /// Describes an attempt.
     public init(
         request: URLRequest,
-        uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+        uploadProgress: (@Sendable (_ sent: Int64, _ expected: Int64) -> Void)? = nil,
         downloadDestination: URL? = nil,
-        downloadProgress: (@Sendable (Progress) -> Void)? = nil
+        downloadProgress: (@Sendable (_ written: Int64, _ expected: Int64) -> Void)? = nil
     ) {
         self.request = request
         self.uploadProgress = uploadProgress

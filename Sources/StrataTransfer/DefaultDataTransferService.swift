@@ -27,9 +27,9 @@ public struct DefaultDataTransferService: DataTransferService {
     /// The queue completions run on.
     public let completionQueue: DispatchQueue
 
-    /// The callback methods decode bodies up to this size where the response arrives (for
-    /// `URLSessionManager`, its delegate queue): that takes a few tens of microseconds, less than a
-    /// hand-off to another thread. Larger bodies are decoded on ``decodingQueue``, so a long decode
+    /// The callback methods decode bodies up to this size where the response arrives (for a
+    /// `SessionManager`, a global concurrent queue, never the transport's delegate queue): that
+    /// takes a few tens of microseconds, less than a hand-off to another thread. Larger bodies are decoded on ``decodingQueue``, so a long decode
     /// never holds up other requests' callbacks. (The async methods decode in their own task.)
     static let inlineDecodingLimit = 16_384
 
