@@ -77,8 +77,6 @@ public struct DefaultNetworkService: NetworkService {
         }
 
         var options = endpoint.options
-        let acceptable = options.acceptableStatusCodes ?? sessionManager.acceptableStatusCodes
-        options.acceptableStatusCodes = acceptable
         // The configuration's headers belong to its API: a redirect to another origin drops them.
         let endpointHeaders = endpoint.headerParameters
         options.originBoundHeaderNames.formUnion(
@@ -87,8 +85,7 @@ public struct DefaultNetworkService: NetworkService {
         call.attach(
             sessionManager.request(request, options: options) {
                 [destination = options.downloadDestination] data, response, error in
-                var result = NetworkError.result(
-                    data: data, response: response, error: error, acceptableStatusCodes: acceptable)
+                var result = NetworkError.result(data: data, response: response, error: error)
                 if case .success(var success) = result, let destination {
                     success.fileURL = destination
                     result = .success(success)

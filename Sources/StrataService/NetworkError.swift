@@ -113,36 +113,19 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
 }
 
 extension NetworkError {
-    /// The result of a session manager's report for a request that accepts `acceptableStatusCodes`.
-    ///
-    /// An error always makes a failure, even after a `2xx` response (a body cut short is not a
-    /// success). Without an error, the response must be HTTP with an acceptable status.
+    /// The result of a session manager's report. The manager has validated the status (an
+    /// unacceptable one comes with ``/StrataSession/SessionError/unacceptableStatusCode(_:)``), so it
+    /// is not checked again: an error makes a failure, even after a `2xx` response (a body cut short
+    /// is not a success); without one, the response must be HTTP.
     package static func result(
-        data: Data?,
-        response: URLResponse?,
-        error: (any Error)?,
-        acceptableStatusCodes: Set<Int>
+        data: Data?, response: URLResponse?, error: (any Error)?
     ) -> Result<NetworkResponse, NetworkError> {
         let httpResponse = response as? HTTPURLResponse
         if let error {
             return .failure(NetworkError(error, response: httpResponse, data: data))
         }
         guard let httpResponse else { return .failure(.invalidResponse) }
-        let networkResponse = NetworkResponse(httpResponse, body: data)
-        guard acceptableStatusCodes.contains(httpResponse.statusCode) else {
-            return .failure(.unacceptableStatusCode(networkResponse))
-        }
-        return .success(networkResponse)
-    }
-
-    /// The result of an outcome whose status a session manager has already validated.
-    package static func result(of outcome: TransportOutcome) -> Result<NetworkResponse, NetworkError> {
-        let response = outcome.response as? HTTPURLResponse
-        if let error = outcome.error {
-            return .failure(NetworkError(error, response: response, data: outcome.body))
-        }
-        guard let response else { return .failure(.invalidResponse) }
-        return .success(NetworkResponse(response, body: outcome.body))
+        return .success(NetworkResponse(httpResponse, body: data))
     }
 
     /// Maps an error reported by a session manager.

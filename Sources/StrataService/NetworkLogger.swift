@@ -135,7 +135,9 @@ public struct ConsoleNetworkLogger: EventMonitor {
     public func requestFinished(
         _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
     ) {
-        log(result: NetworkError.result(of: outcome), for: request, duration: metrics.duration)
+        log(
+            result: NetworkError.result(data: outcome.body, response: outcome.response, error: outcome.error),
+            for: request, duration: metrics.duration)
     }
 
     /// A cURL command that repeats `request`, with every covered value redacted.

@@ -15,14 +15,13 @@ import StrataCore
 /// `MockNetworkSessionManager` (from `StrataTesting`) in tests of the service layer.
 ///
 /// An implementation calls `completion` exactly once, also when the request is cancelled (with a
-/// `URLError(.cancelled)`). When the status code is not acceptable it passes the data and response
-/// along with ``SessionError/unacceptableStatusCode(_:)``.
+/// `URLError(.cancelled)`). It validates the status — the request's acceptable codes
+/// (``/StrataCore/RequestOptions/acceptableStatusCodes``), else its own — and when the status is
+/// not acceptable passes the data and response along with
+/// ``SessionError/unacceptableStatusCode(_:)``; nothing above it checks the status again.
 public protocol NetworkSessionManager: Sendable {
     /// What an implementation reports: the body received, the response, and the error if it failed.
     typealias CompletionHandler = @Sendable (Data?, URLResponse?, (any Error)?) -> Void
-
-    /// The status codes that count as success when the request does not name its own.
-    var acceptableStatusCodes: Set<Int> { get }
 
     /// Sends `request` and calls `completion` exactly once.
     /// - Returns: a handle that cancels the request, including while it is adapted or waits for a retry.
@@ -33,9 +32,6 @@ public protocol NetworkSessionManager: Sendable {
 }
 
 extension NetworkSessionManager {
-    /// `200..<300`.
-    public var acceptableStatusCodes: Set<Int> { RequestOptions.defaultAcceptableStatusCodes }
-
     /// Sends `request` with default options.
     @discardableResult
     public func request(_ request: URLRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {
