@@ -36,6 +36,9 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
     case invalidRequest(RequestValidationError)
     /// A redirect was not followed: too many, a loop, a downgrade to `http`, another scheme.
     case redirect(RedirectError)
+    /// The server's certificate chain was refused by the transport's ``/StrataSession/ServerTrustEvaluator``,
+    /// or could not be evaluated; nothing was sent.
+    case serverTrust(ServerTrustError)
     /// Any other error, reported by a session manager, a request adapter or a retrier.
     case underlying(any Error)
 
@@ -77,6 +80,8 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
             return error.errorDescription
         case .redirect(let error):
             return error.errorDescription
+        case .serverTrust(let error):
+            return error.errorDescription
         case .underlying(let error):
             return error.localizedDescription
         }
@@ -100,6 +105,7 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
         case .encoding(let error): return "NetworkError.encoding(\(error.description))"
         case .invalidRequest(let error): return "NetworkError.invalidRequest(\(error.description))"
         case .redirect(let error): return "NetworkError.redirect(\(error.description))"
+        case .serverTrust(let error): return "NetworkError.serverTrust(\(error.description))"
         case .underlying(let error as URLError): return "NetworkError.underlying(\(Self.describe(error)))"
         case .underlying(let error): return "NetworkError.underlying(\(String(reflecting: error)))"
         }
@@ -148,6 +154,8 @@ extension NetworkError {
             self = NetworkError(error)
         case let error as RedirectError:
             self = .redirect(error)
+        case let error as ServerTrustError:
+            self = .serverTrust(error)
         case let error as RequestValidationError:
             self = .invalidRequest(error)
         case let error as RequestGenerationError:

@@ -4,6 +4,9 @@ import StrataCore
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+#if canImport(Security)
+    import Security
+#endif
 
 /// The delegate of a ``URLSessionTransport``'s session: collects each task's body and reports the
 /// outcome once per task. It follows no redirect: each task ends with the 3xx response, and the
@@ -28,15 +31,19 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         let uploadProgress: ProgressHandler?
         let download: (destination: URL, progress: ProgressHandler?)?
         var downloadError: (any Error)?
+        /// Why the server's certificate chain was refused, if it was.
+        var trustError: ServerTrustError?
         /// Set on the delegate queue when the task was cancelled, so later callbacks leave it alone.
         var isCancelled = false
     }
 
     private let records = Locked<[Int: Record]>([:])
     let challengeTimeout: TimeInterval
+    let serverTrust: (any ServerTrustEvaluator)?
 
-    init(challengeTimeout: TimeInterval) {
+    init(challengeTimeout: TimeInterval, serverTrust: (any ServerTrustEvaluator)? = nil) {
         self.challengeTimeout = challengeTimeout
+        self.serverTrust = serverTrust
     }
 
     /// Registers the handler for `task`, before it is resumed, and its progress handlers.
@@ -75,7 +82,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
 
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
         guard let record = records.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if let downloadError = record.downloadError, error == nil {
+        if let trustError = record.trustError {
+            record.handler(record.data, task.response, trustError)
+        } else if let downloadError = record.downloadError, error == nil {
             record.handler(record.data, task.response, downloadError)
         } else if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
             record.handler(record.data, challenged, nil)
@@ -174,7 +183,30 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
                 self?.cancel(task, in: session)
             }
         #else
-            completionHandler(.performDefaultHandling, nil)
+            guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+                let serverTrust
+            else {
+                completionHandler(.performDefaultHandling, nil)
+                return
+            }
+            let trust = challenge.protectionSpace.serverTrust
+            let certificates = trust.flatMap { SecTrustCopyCertificateChain($0) as? [SecCertificate] } ?? []
+            let chain = ServerTrustChain(
+                host: challenge.protectionSpace.host,
+                certificates: certificates.map { SecCertificateCopyData($0) as Data },
+                trust: trust
+            )
+            do {
+                try serverTrust.evaluate(chain)
+                if let trust {
+                    completionHandler(.useCredential, URLCredential(trust: trust))
+                } else {
+                    completionHandler(.performDefaultHandling, nil)
+                }
+            } catch {
+                records.withLock { $0[task.taskIdentifier]?.trustError = error }
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            }
         #endif
     }
 }

@@ -22,13 +22,21 @@ import StrataCore
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
+    private let serverTrust: (any ServerTrustEvaluator)?
 
     /// Creates a transport.
     /// - Parameters:
     ///   - configuration: The session configuration; copied, so later changes have no effect.
     ///   - authenticationChallengeTimeout: How long a task may run after an authentication challenge
     ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
-    public init(configuration: URLSessionConfiguration = .default, authenticationChallengeTimeout: TimeInterval = 10) {
+    ///   - serverTrust: Decides whether to trust each `https` server's certificate chain; `nil` (the
+    ///     default) leaves it to the system. On Linux no chain can be evaluated, and with an evaluator
+    ///     every `https` request fails with ``ServerTrustError/evaluationUnavailable`` unsent.
+    public init(
+        configuration: URLSessionConfiguration = .default,
+        authenticationChallengeTimeout: TimeInterval = 10,
+        serverTrust: (any ServerTrustEvaluator)? = nil
+    ) {
         #if canImport(FoundationNetworking)
             let delegateQueue: OperationQueue = SerialDelegateQueue(label: "Strata.URLSessionTransport.delegate")
             // URLCache never stores on Linux, and with one a task's protocol is created after an
@@ -40,7 +48,8 @@ public final class URLSessionTransport: Transport {
             delegateQueue.name = "Strata.URLSessionTransport.delegate"
             delegateQueue.maxConcurrentOperationCount = 1
         #endif
-        delegate = SessionDelegate(challengeTimeout: authenticationChallengeTimeout)
+        self.serverTrust = serverTrust
+        delegate = SessionDelegate(challengeTimeout: authenticationChallengeTimeout, serverTrust: serverTrust)
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
     }
 
@@ -55,6 +64,14 @@ public final class URLSessionTransport: Transport {
     ) -> any NetworkCancellable {
         var request = attempt.request
         #if canImport(FoundationNetworking)
+            // FoundationNetworking shows no certificate chain: an evaluator could not be asked, and an
+            // `https` request sent anyway would trust what nobody checked.
+            if serverTrust != nil, request.url?.scheme?.lowercased() == "https" {
+                DispatchQueue.global().async {
+                    completion(TransportOutcome(error: ServerTrustError.evaluationUnavailable))
+                }
+                return CancellationToken()
+            }
             // FoundationNetworking truncates a timeout to whole seconds (so one under a second would
             // be none), takes one given at creation for unset, and traps on one too large for its
             // integer milliseconds: it gets whole seconds from one to a year, always assigned.

@@ -216,6 +216,16 @@ private func run(
         #expect(error is TokenStoreLocked)
     }
 
+    @Test func aRefusedServerIsATypedServerTrustFailure() async throws {
+        let manager = MockNetworkSessionManager(responses: [.failure(ServerTrustError.noPinnedKey(host: "x.test"))])
+        let result = try await run(Endpoint<Void>(path: "x"), with: manager)
+        guard case .failure(.serverTrust(.noPinnedKey(let host))) = result else {
+            Issue.record("expected serverTrust, got \(result)")
+            return
+        }
+        #expect(host == "x.test")
+    }
+
     @Test func aBadURLIsATypedErrorAndNothingIsSent() async throws {
         let manager = MockNetworkSessionManager()
         let result = try await run(Endpoint<Void>(path: "::not a url", isFullPath: true), with: manager)

@@ -151,6 +151,10 @@ func readmeWalkthrough() async throws {
         redirectPolicy: .follow
     )
 
+    let certificateDER = Data([0x30, 0x82])
+    let pinnedManager = SessionManager(
+        transport: URLSessionTransport(serverTrust: PinnedCertificates(pinned: [certificateDER])))
+
     let loggedManager = URLSessionManager(
         adapters: [HeadersAdapter(["User-Agent": "Shop/2.1"])],
         monitors: [ConsoleNetworkLogger(redaction: Redaction(extraHeaderNames: ["X-API-Key"]))]
@@ -172,7 +176,17 @@ func readmeWalkthrough() async throws {
 
     let created = try await transfer.request(UserEndpoints.create(NewUser(name: "Ann")))
 
-    _ = (login, tagged, upload, order, created, sessionManager, protectedManager)
+    _ = (login, tagged, upload, order, created, sessionManager, protectedManager, pinnedManager)
+}
+
+struct PinnedCertificates: ServerTrustEvaluator {
+    let pinned: Set<Data>  // the DER bytes of the certificates you trust
+
+    func evaluate(_ chain: ServerTrustChain) throws(ServerTrustError) {
+        guard chain.certificates.contains(where: pinned.contains) else {
+            throw .refused(host: chain.host, reason: "no pinned certificate")
+        }
+    }
 }
 
 // MARK: - Run
