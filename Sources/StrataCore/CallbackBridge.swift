@@ -6,38 +6,22 @@
 package func withCancellableCallback<Success: Sendable, Failure: Error>(
     _ start: (@escaping @Sendable (Result<Success, Failure>) -> Void) -> any NetworkCancellable
 ) async -> Result<Success, Failure> {
-    // One lock orders the three events: the operation being stored, the task being cancelled (which
-    // cancels the stored operation, or leaves the starter to cancel it once stored), and the
-    // completion, which takes the continuation so that it resumes exactly once.
-    let state = Locked(BridgeState<Result<Success, Failure>>())
+    // The call guards the one completion and orders cancellation with the start: cancelling before
+    // the operation is attached cancels it as it is attached. The continuation exists only inside
+    // the closure below, so the completion finds it in its own box.
+    let continuation = Locked<CheckedContinuation<Result<Success, Failure>, Never>?>(nil)
+    let call = CancellableCompletion<Result<Success, Failure>> { result in
+        continuation.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }?.resume(returning: result)
+    }
     return await withTaskCancellationHandler {
-        await withCheckedContinuation { continuation in
-            state.withLock { $0.continuation = continuation }
-            let operation = start { result in
-                state.withLock { state in
-                    defer { state.continuation = nil }
-                    return state.continuation
-                }?.resume(returning: result)
-            }
-            let cancelNow = state.withLock { state -> Bool in
-                state.operation = operation
-                return state.isCancelled
-            }
-            if cancelNow {
-                operation.cancel()
-            }
+        await withCheckedContinuation { resume in
+            continuation.withLock { $0 = resume }
+            call.attach(start { call.complete($0) })
         }
     } onCancel: {
-        state.withLock { state -> (any NetworkCancellable)? in
-            state.isCancelled = true
-            return state.operation
-        }?.cancel()
+        call.cancel()
     }
-}
-
-/// What ``withCancellableCallback(_:)`` guards with its lock.
-private struct BridgeState<Value: Sendable>: Sendable {
-    var continuation: CheckedContinuation<Value, Never>?
-    var operation: (any NetworkCancellable)?
-    var isCancelled = false
 }

@@ -1,8 +1,11 @@
-/// A request's one completion and its cancellation, in one object: what every layer returns.
+/// A request's one completion and its cancellation, in one object: what every layer returns, and
+/// Strata's one guard of "exactly once".
 ///
 /// The completion runs exactly once: with the first value passed to ``complete(_:)``, or with the
 /// cancelled value when ``cancel()`` comes first. Cancelling also cancels the operation attached
 /// with ``attach(_:)`` — the request of the layer below — even when it is attached afterwards.
+/// Made without a cancelled value, cancelling only cancels the operation, whose own completion
+/// then comes through ``complete(_:)``.
 ///
 /// ```swift
 /// let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
@@ -19,11 +22,18 @@ package final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
     }
 
     private let state: Locked<State>
-    private let cancelledValue: Value
+    private let cancelledValue: Value?
 
     /// Wraps `completion`, which a cancellation calls with `cancelledValue`.
     package init(cancelledWith cancelledValue: Value, _ completion: @escaping @Sendable (Value) -> Void) {
         self.cancelledValue = cancelledValue
+        state = Locked(State(completion: completion))
+    }
+
+    /// Wraps `completion`, which only ``complete(_:)`` calls: a cancellation cancels the attached
+    /// operation, and the outcome of that comes through ``complete(_:)``.
+    package init(_ completion: @escaping @Sendable (Value) -> Void) {
+        self.cancelledValue = nil
         state = Locked(State(completion: completion))
     }
 
@@ -63,17 +73,21 @@ package final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
         state.withLock { $0.isCancelled }
     }
 
-    /// Completes with the cancelled value unless already completed, then cancels the attached
-    /// operation. Idempotent and thread-safe.
+    /// Completes with the cancelled value, if there is one, unless already completed; then cancels
+    /// the attached operation. Idempotent and thread-safe.
     package func cancel() {
         let (completion, operation) = state.withLock {
             state -> ((@Sendable (Value) -> Void)?, (any NetworkCancellable)?) in
             guard !state.isCancelled else { return (nil, nil) }
             state.isCancelled = true
-            defer { (state.completion, state.operation) = (nil, nil) }
+            defer { state.operation = nil }
+            guard cancelledValue != nil else { return (nil, state.operation) }
+            defer { state.completion = nil }
             return (state.completion, state.operation)
         }
-        completion?(cancelledValue)
+        if let completion, let cancelledValue {
+            completion(cancelledValue)
+        }
         operation?.cancel()
     }
 }

@@ -47,7 +47,8 @@ public struct Interceptor: RequestInterceptor {
         completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
         guard let adapter = adapters.first else { return completion(.success(request)) }
-        let step = CompletionOnce<Result<URLRequest, any Error>> { result in
+        let step = CancellableCompletion<Result<URLRequest, any Error>>(cancelledWith: .failure(CancellationError())) {
+            result in
             switch result {
             case .success(let adapted): adapt(adapted, with: adapters.dropFirst(), completion: completion)
             case .failure: completion(result)
@@ -62,7 +63,7 @@ public struct Interceptor: RequestInterceptor {
         completion: @escaping @Sendable (RetryDecision) -> Void
     ) {
         guard let retrier = retriers.first else { return completion(.doNotRetry) }
-        let step = CompletionOnce<RetryDecision> { decision in
+        let step = CancellableCompletion<RetryDecision>(cancelledWith: .doNotRetry) { decision in
             if case .doNotRetry = decision {
                 retry(failure, asking: retriers.dropFirst(), completion: completion)
             } else {

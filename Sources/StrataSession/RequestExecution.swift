@@ -14,7 +14,7 @@ import StrataCore
 /// never answers, stops after `100 Continue` or trickles a body forever fails with
 /// `URLError(.timedOut)`, which the retriers then judge like any other failure.
 final class RequestExecution: Sendable {
-    private typealias Outcome = (data: Data?, response: URLResponse?, error: (any Error)?)
+    typealias Outcome = (data: Data?, response: URLResponse?, error: (any Error)?)
 
     /// One request of a chain of redirects: the request as the caller made it for this hop (before
     /// adapters, which run again for every hop), the requests made before, and how many redirects
@@ -41,7 +41,8 @@ final class RequestExecution: Sendable {
         var lastSent: URLRequest?
     }
 
-    let token = CancellationToken()
+    /// The request's one completion and its cancellation: the handle the caller gets.
+    let call: CancellableCompletion<Outcome>
     private let core: PipelineCore
     private let original: URLRequest
     private let acceptableStatusCodes: Set<Int>
@@ -51,7 +52,6 @@ final class RequestExecution: Sendable {
     private let originBoundHeaderNames: Set<String>
     private let download: (destination: URL, progress: ProgressRelay?)?
     private let startDate = Date()
-    private let completion: CompletionOnce<Outcome>
     /// What the monitors are told, if the manager has any.
     private let record: ExecutionRecord?
     private let state = Locked(State())
@@ -75,7 +75,7 @@ final class RequestExecution: Sendable {
             options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
         let record = core.monitors.isEmpty ? nil : ExecutionRecord(original: request, monitors: core.monitors)
         self.record = record
-        self.completion = CompletionOnce { outcome in
+        self.call = CancellableCompletion(cancelledWith: (nil, nil, URLError(.cancelled))) { outcome in
             record?.finished(
                 TransportOutcome(response: outcome.response, body: outcome.data ?? Data(), error: outcome.error))
             completion(outcome.data, outcome.response, outcome.error)
@@ -84,21 +84,19 @@ final class RequestExecution: Sendable {
 
     func start() {
         record?.created()
-        // The handler holds the completion, not the execution: cancelling completes the request even
-        // when an adapter or retrier has dropped its callback, and no cycle outlives the request.
-        token.onCancel { [weak self, completion] in
-            completion.complete((nil, nil, URLError(.cancelled)))
-            _ = self?.endAttempt()
-        }
+        // Cancelling completes the call, then ends the attempt under way. The call holds the execution
+        // only weakly: it completes even when an adapter or retrier has dropped its callback (and the
+        // execution with it), and no cycle outlives the request.
+        call.attach(EndsAttempt(self))
         attempt()
     }
 
     // MARK: - Attempts and steps
 
     private func attempt() {
-        guard !token.isCancelled else { return }
+        guard !call.isCancelled else { return }
         if let reachability = core.reachability, !reachability.isReachable(original.url) {
-            completion.complete((nil, nil, URLError(.notConnectedToInternet)))
+            call.complete((nil, nil, URLError(.notConnectedToInternet)))
             return
         }
         let step = state.withLock { state -> Int in
@@ -113,7 +111,7 @@ final class RequestExecution: Sendable {
     /// The next step of the attempt under way, or `nil` if it has ended (or the request was cancelled).
     private func nextStep() -> Int? {
         state.withLock { state -> Int? in
-            guard !state.attemptEnded, !token.isCancelled else { return nil }
+            guard !state.attemptEnded, !call.isCancelled else { return nil }
             state.step += 1
             return state.step
         }
@@ -122,7 +120,7 @@ final class RequestExecution: Sendable {
     /// Whether `step` is the current one, which it then consumes; `false` for a step already over.
     private func consume(_ step: Int) -> Bool {
         state.withLock { state -> Bool in
-            guard state.step == step, !state.attemptEnded, !token.isCancelled else { return false }
+            guard state.step == step, !state.attemptEnded, !call.isCancelled else { return false }
             state.step += 1
             state.sent = nil
             return true
@@ -132,7 +130,7 @@ final class RequestExecution: Sendable {
     /// Ends attempt `attempt` (by default, the one under way) if it has not ended yet: its deadline
     /// stops, and what the transport is sending for it, if anything, is cancelled.
     /// - Returns: The request the attempt sent last, if this call ended it; `nil` if it had ended.
-    private func endAttempt(_ attempt: Int? = nil) -> URLRequest? {
+    fileprivate func endAttempt(_ attempt: Int? = nil) -> URLRequest? {
         let ended = state.withLock { state -> ((any NetworkCancellable)?, Int?, URLRequest)? in
             guard !state.attemptEnded, attempt.map({ $0 == state.attempt }) ?? true else { return nil }
             state.attemptEnded = true
@@ -178,7 +176,7 @@ final class RequestExecution: Sendable {
         // The step is taken before the transport is called: its outcome can arrive, and even start
         // the next attempt, before `send` has returned.
         let claimed = state.withLock { state -> (step: Int, attempt: Int, startsDeadline: Bool)? in
-            guard !state.attemptEnded, !token.isCancelled else { return nil }
+            guard !state.attemptEnded, !call.isCancelled else { return nil }
             state.step += 1
             state.lastSent = adapted
             return (state.step, state.attempt, state.deadline == nil)
@@ -350,14 +348,14 @@ final class RequestExecution: Sendable {
     /// the adapted request is invalid): no retrier is asked, as trying again would change nothing.
     private func fail(_ error: any Error) {
         guard endAttempt() != nil else { return }
-        completion.complete((nil, nil, error))
+        call.complete((nil, nil, error))
     }
 
     /// Completes with `outcome` if it is a success; otherwise asks the retriers.
     private func judge(_ request: URLRequest, _ outcome: Outcome) {
-        guard !token.isCancelled else { return }
+        guard !call.isCancelled else { return }
         guard let error = failure(of: request, outcome) else {
-            completion.complete(outcome)
+            call.complete(outcome)
             return
         }
         let failure = RequestFailure(
@@ -369,7 +367,7 @@ final class RequestExecution: Sendable {
             startDate: startDate
         )
         interceptor.retry(failure) { [self] decision in
-            guard !token.isCancelled else { return }
+            guard !call.isCancelled else { return }
             switch decision {
             case .retry:
                 record?.retrying(failure, delay: 0)
@@ -378,9 +376,9 @@ final class RequestExecution: Sendable {
                 record?.retrying(failure, delay: delay)
                 scheduleRetry(after: delay)
             case .doNotRetry:
-                completion.complete((outcome.data, outcome.response, error))
+                call.complete((outcome.data, outcome.response, error))
             case .doNotRetryWithError(let replacement):
-                completion.complete((outcome.data, outcome.response, replacement))
+                call.complete((outcome.data, outcome.response, replacement))
             }
         }
     }
@@ -405,7 +403,7 @@ final class RequestExecution: Sendable {
     private static let longestDelay: TimeInterval = 31_536_000
 
     /// Waits `delay` seconds, then attempts again unless cancelled meanwhile (cancelling completes
-    /// the request at once; the late timer then finds the token cancelled and does nothing).
+    /// the request at once; the late timer then finds the call cancelled and does nothing).
     private func scheduleRetry(after delay: TimeInterval) {
         DispatchQueue.global().asyncAfter(deadline: .now() + max(0, min(delay, Self.longestDelay))) {
             [self] in attempt()
@@ -481,5 +479,21 @@ private final class ExecutionRecord: Sendable {
             )
         }
         monitors.emit { [id] in $0.requestFinished(outcome, for: request, id: id, metrics: metrics) }
+    }
+}
+
+/// What cancelling a request does besides completing it: ends the attempt under way, if the
+/// execution is still there.
+private final class EndsAttempt: NetworkCancellable {
+    private weak let execution: RequestExecution?
+
+    init(_ execution: RequestExecution) {
+        self.execution = execution
+    }
+
+    var isCancelled: Bool { execution?.call.isCancelled ?? true }
+
+    func cancel() {
+        _ = execution?.endAttempt()
     }
 }

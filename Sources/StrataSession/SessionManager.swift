@@ -133,7 +133,7 @@ public final class SessionManager: NetworkSessionManager {
             completion: completion
         )
         execution.start()
-        return execution.token
+        return execution.call
     }
 }
 

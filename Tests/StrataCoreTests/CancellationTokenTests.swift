@@ -34,21 +34,30 @@ import Testing
     }
 }
 
-@Suite struct CompletionOnceTests {
+/// A call made without a cancelled value: cancelling cancels what is attached, and the outcome of
+/// that is the one completion.
+@Suite struct CancellableCompletionWithoutCancelledValueTests {
     @Test func racingCompletionsRunTheHandlerExactlyOnce() {
         for _ in 0..<500 {
             let calls = Locked<[Int]>([])
-            let once = CompletionOnce<Int> { value in calls.withLock { $0.append(value) } }
-            DispatchQueue.concurrentPerform(iterations: 8) { index in once.complete(index) }
+            let call = CancellableCompletion<Int> { value in calls.withLock { $0.append(value) } }
+            DispatchQueue.concurrentPerform(iterations: 8) { index in call.complete(index) }
             #expect(calls.value.count == 1)
-            #expect(once.isCompleted)
+            #expect(call.isCompleted)
         }
     }
 
-    @Test func completeReportsWhetherItRanTheHandler() {
-        let once = CompletionOnce<Int> { _ in }
-        #expect(!once.isCompleted)
-        #expect(once.complete(1))
-        #expect(!once.complete(2))
+    @Test func cancellingCancelsTheOperationWhoseOutcomeIsTheOneCompletion() {
+        let calls = Locked<[String]>([])
+        let call = CancellableCompletion<String> { value in calls.withLock { $0.append(value) } }
+        call.cancel()
+        #expect(calls.value.isEmpty)
+        #expect(!call.isCompleted)
+        let operation = CancellationToken()
+        operation.onCancel { call.complete("cancelled by the operation") }
+        call.attach(operation)
+        #expect(operation.isCancelled)
+        #expect(calls.value == ["cancelled by the operation"])
+        #expect(!call.complete("late"))
     }
 }
