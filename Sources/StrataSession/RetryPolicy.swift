@@ -122,15 +122,6 @@ public struct RetryPolicy: RequestRetrier {
     public static func parseRetryAfter(_ value: String, now: Date = Date()) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed) { return TimeInterval(max(0, seconds)) }
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: trimmed) {
-                return max(0, date.timeIntervalSince(now))
-            }
-        }
-        return nil
+        return HTTPDate.parse(trimmed).map { max(0, $0.timeIntervalSince(now)) }
     }
 }

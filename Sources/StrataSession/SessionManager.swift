@@ -55,6 +55,8 @@ public final class SessionManager: NetworkSessionManager {
     ///   - redaction: Which headers are credentials: a redirect to another origin removes them. By
     ///     default ``/StrataCore/Redaction/standard``.
     ///   - monitors: Told of every request's life, on the manager's event queue (see ``EventMonitor``).
+    ///   - cache: Answers and revalidates `GET` requests as RFC 9111 allows (see ``HTTPCache``);
+    ///     `nil` (the default) caches nothing.
     public init(
         transport: any Transport,
         acceptableStatusCodes: Set<Int> = RequestOptions.defaultAcceptableStatusCodes,
@@ -64,11 +66,12 @@ public final class SessionManager: NetworkSessionManager {
         redirectPolicy: RedirectPolicy = .follow,
         reachability: (any ReachabilityGate)? = nil,
         redaction: Redaction = .standard,
-        monitors: [any EventMonitor] = []
+        monitors: [any EventMonitor] = [],
+        cache: HTTPCache? = nil
     ) {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.core = PipelineCore(
-            transport: transport,
+            transport: cache.map { CachingTransport(cache: $0, transport: transport) } ?? transport,
             interceptor: Interceptor(adapters: adapters, retriers: retriers, interceptors: interceptors),
             redirectPolicy: redirectPolicy,
             reachability: reachability,
@@ -91,6 +94,7 @@ public final class SessionManager: NetworkSessionManager {
     ///     was declined before it is ended with the `401` response (a guard for a Linux hang).
     ///   - redaction: Which headers are credentials: a redirect to another origin removes them.
     ///   - monitors: Told of every request's life, on the manager's event queue (see ``EventMonitor``).
+    ///   - cache: Answers and revalidates `GET` requests as RFC 9111 allows; `nil` caches nothing.
     public convenience init(
         configuration: URLSessionConfiguration = .default,
         acceptableStatusCodes: Set<Int> = RequestOptions.defaultAcceptableStatusCodes,
@@ -101,7 +105,8 @@ public final class SessionManager: NetworkSessionManager {
         reachability: (any ReachabilityGate)? = nil,
         authenticationChallengeTimeout: TimeInterval = 10,
         redaction: Redaction = .standard,
-        monitors: [any EventMonitor] = []
+        monitors: [any EventMonitor] = [],
+        cache: HTTPCache? = nil
     ) {
         self.init(
             transport: URLSessionTransport(
@@ -113,7 +118,8 @@ public final class SessionManager: NetworkSessionManager {
             redirectPolicy: redirectPolicy,
             reachability: reachability,
             redaction: redaction,
-            monitors: monitors
+            monitors: monitors,
+            cache: cache
         )
     }
 

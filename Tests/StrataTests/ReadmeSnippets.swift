@@ -151,6 +151,11 @@ func readmeWalkthrough() async throws {
         redirectPolicy: .follow
     )
 
+    let cachesFolder = FileManager.default.temporaryDirectory
+    let cachedManager = SessionManager(
+        cache: HTTPCache(memoryCapacity: 20 * 1_048_576, directory: cachesFolder.appendingPathComponent("api"))
+    )
+
     let certificateDER = Data([0x30, 0x82])
     let pinnedManager = SessionManager(
         transport: URLSessionTransport(serverTrust: PinnedCertificates(pinned: [certificateDER])))
@@ -176,7 +181,7 @@ func readmeWalkthrough() async throws {
 
     let created = try await transfer.request(UserEndpoints.create(NewUser(name: "Ann")))
 
-    _ = (login, tagged, upload, order, created, sessionManager, protectedManager, pinnedManager)
+    _ = (login, tagged, upload, order, created, sessionManager, protectedManager, pinnedManager, cachedManager)
 }
 
 struct PinnedCertificates: ServerTrustEvaluator {

@@ -306,6 +306,7 @@ enum Probe {
             case .invalidResponse: return "invalidResponse"
             case .unacceptableStatusCode(let response): return "status \(response.statusCode)"
             case .redirect(let redirect): return "redirect." + kind(of: redirect)
+            case .serverTrust: return "serverTrust"
             case .urlGeneration, .encoding, .invalidRequest: return "request"
             case .underlying(let underlying): return "underlying \(type(of: underlying))"
             }

@@ -82,6 +82,29 @@ public enum StandardRoutes {
             let failures = Int(request.queryValue("failures") ?? "") ?? 1
             return attempt > failures ? .json(#"{"attempt": \#(attempt)}"#) : .close
         }
+        // A cacheable resource: the headers come from the query (cache-control, etag, last-modified,
+        // vary, expires); a matching If-None-Match or If-Modified-Since gets a 304. Each request that
+        // arrives is counted under "cache-<key>".
+        router.add(nil, "/cache/{key}") { request in
+            let key = request.parameters["key"] ?? ""
+            let count = state.countAttempt(for: "cache-" + key)
+            var headers: [(String, String)] = []
+            for (query, header) in [
+                ("cache-control", "Cache-Control"), ("etag", "ETag"), ("last-modified", "Last-Modified"),
+                ("vary", "Vary"), ("expires", "Expires"),
+            ] {
+                if let value = request.queryValue(query) { headers.append((header, value)) }
+            }
+            let etag = request.queryValue("etag")
+            let lastModified = request.queryValue("last-modified")
+            if (etag != nil && request.header("If-None-Match") == etag)
+                || (etag == nil && lastModified != nil && request.header("If-Modified-Since") == lastModified)
+            {
+                return .response(status: 304, headers: headers)
+            }
+            let language = request.header("Accept-Language") ?? ""
+            return .json(#"{"key": "\#(key)", "count": \#(count), "language": "\#(language)"}"#, headers: headers)
+        }
         router.add("GET", "/gzip") { _ in
             let body = Array(#"{"gzipped": true, "message": "Strata decodes gzip"}"#.utf8)
             return .response(

@@ -1,0 +1,438 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An HTTP cache for a ``SessionManager``: responses kept in memory, and on disk if you give it a
+/// folder, and reused as RFC 9111 allows. It works the same on every platform and transport (on
+/// Linux, `URLCache` stores nothing).
+///
+/// ```swift
+/// let cache = HTTPCache(memoryCapacity: 20 * 1_048_576, directory: cachesFolder.appending(path: "api"))
+/// let manager = SessionManager(cache: cache)
+/// ```
+///
+/// What it does, for `GET` requests received in memory (not downloads):
+/// - **Stores** a response to a request without `Cache-Control: no-store` when its status is one
+///   a cache may keep (200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501), it has no
+///   `Cache-Control: no-store`, no `Vary: *`, and either a freshness lifetime (`max-age`, or
+///   `Expires`) or a validator (`ETag`, `Last-Modified`) to revalidate it with. A shared cache
+///   (``isShared``) also refuses `private` responses, honours `s-maxage` before `max-age`, and keeps
+///   a response to a request with `Authorization` only when `public`, `s-maxage` or
+///   `must-revalidate` allows it.
+/// - **Reuses** a stored response while it is fresh (its age, counted as RFC 9111 §4.2.3 says, is
+///   below its lifetime), and only for a request with the same values of the headers its `Vary`
+///   names; the transport is not asked at all. `Cache-Control: no-cache` in the response, or
+///   `no-cache` / `max-age=0` in the request, means revalidating every time.
+/// - **Revalidates** a stale response that has a validator: the request goes out with
+///   `If-None-Match` / `If-Modified-Since`; a `304` refreshes the stored response's headers and
+///   lifetime and the caller gets the stored response, as a `200` with its body.
+/// - **Invalidates** what it stored for a URL when a `POST`, `PUT`, `PATCH` or `DELETE` to it
+///   succeeds.
+///
+/// A request that carries its own `If-None-Match` or `If-Modified-Since` is sent as it is, and its
+/// `304` reaches the caller.
+public final class HTTPCache: Sendable {
+    /// Whether the cache is shared by several users (a proxy, a server for many clients) rather
+    /// than private to one. `false` by default: an app's cache is private.
+    public let isShared: Bool
+    /// The most body bytes kept in memory; the entries used least recently go first.
+    public let memoryCapacity: Int
+    /// Where entries are also written, one file each; `nil` for memory only.
+    public let directory: URL?
+
+    private struct Memory: Sendable {
+        var entries: [String: [CachedExchange]] = [:]
+        var order: [String] = []
+        var size = 0
+    }
+
+    private let memory = Locked(Memory())
+    package let now: @Sendable () -> Date
+    /// Writes and removes files in order, off the thread that answered.
+    private let disk = DispatchQueue(label: "Strata.HTTPCache.disk")
+
+    /// Creates a cache.
+    /// - Parameters:
+    ///   - memoryCapacity: The most body bytes kept in memory; 16 MiB by default.
+    ///   - directory: A folder to also keep entries in, which survive the process; `nil` for none.
+    ///   - isShared: Whether the cache serves several users (see ``isShared``).
+    public convenience init(memoryCapacity: Int = 16 * 1_048_576, directory: URL? = nil, isShared: Bool = false) {
+        self.init(memoryCapacity: memoryCapacity, directory: directory, isShared: isShared, now: Date.init)
+    }
+
+    /// Creates a cache whose clock is `now`, for tests of freshness.
+    package init(
+        memoryCapacity: Int, directory: URL?, isShared: Bool, now: @escaping @Sendable () -> Date
+    ) {
+        self.memoryCapacity = memoryCapacity
+        self.directory = directory
+        self.isShared = isShared
+        self.now = now
+    }
+
+    /// Forgets every entry, in memory and on disk.
+    public func removeAll() {
+        memory.withLock { $0 = Memory() }
+        if let directory {
+            disk.sync { try? FileManager.default.removeItem(at: directory) }
+        }
+    }
+
+    // MARK: - Lookup
+
+    /// What the cache can do for a request.
+    enum Lookup: Sendable {
+        /// Answer with this stored response; nothing is sent.
+        case fresh(CachedExchange)
+        /// Send this conditional request; a `304` to it refreshes the stored response.
+        case revalidate(URLRequest, CachedExchange)
+        /// Send the request as it is; its response may be stored.
+        case miss
+        /// Send the request as it is, and store nothing of it.
+        case bypass
+    }
+
+    func lookup(_ request: URLRequest) -> Lookup {
+        let requestDirectives = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        if requestDirectives.has("no-store") { return .bypass }
+        // Other methods are sent as they are; storing their response invalidates an unsafe one's URL.
+        guard request.httpMethod ?? "GET" == "GET", let key = Self.key(request.url) else { return .miss }
+        if request.value(forHTTPHeaderField: "If-None-Match") != nil
+            || request.value(forHTTPHeaderField: "If-Modified-Since") != nil
+        {
+            return .miss
+        }
+        guard let entry = entries(for: key).first(where: { $0.matches(request) }) else { return .miss }
+        let pragmaNoCache =
+            request.value(forHTTPHeaderField: "Cache-Control") == nil
+            && request.value(forHTTPHeaderField: "Pragma")?.lowercased().contains("no-cache") == true
+        let demandsValidation =
+            requestDirectives.has("no-cache") || requestDirectives.seconds("max-age") == 0 || pragmaNoCache
+        if !demandsValidation, entry.isFresh(at: now(), shared: isShared) {
+            touch(key)
+            return .fresh(entry)
+        }
+        guard entry.etag != nil || entry.lastModified != nil else { return .miss }
+        var conditional = request
+        if let etag = entry.etag {
+            conditional.setValue(etag, forHTTPHeaderField: "If-None-Match")
+        }
+        if let lastModified = entry.lastModified {
+            conditional.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
+        }
+        return .revalidate(conditional, entry)
+    }
+
+    // MARK: - Storing
+
+    /// Stores the response to `request`, if RFC 9111 allows; invalidates after an unsafe method.
+    func store(
+        _ response: HTTPURLResponse, body: Data, for request: URLRequest, requestTime: Date, responseTime: Date
+    ) {
+        guard let key = Self.key(request.url) else { return }
+        let method = request.httpMethod ?? "GET"
+        if ["POST", "PUT", "PATCH", "DELETE"].contains(method), (200..<400).contains(response.statusCode) {
+            invalidate(key)
+            return
+        }
+        guard method == "GET", isStorable(response, for: request) else { return }
+        let entry = CachedExchange(
+            response: response, body: body, request: request, requestTime: requestTime, responseTime: responseTime)
+        keep(entry, under: key)
+    }
+
+    /// The stored response refreshed by the `304` `notModified`, as it is now kept and answered.
+    func refresh(
+        _ entry: CachedExchange, with notModified: HTTPURLResponse, requestTime: Date, responseTime: Date
+    )
+        -> CachedExchange
+    {
+        let refreshed = entry.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime)
+        if let key = Self.key(URL(string: entry.url)) {
+            keep(refreshed, under: key)
+        }
+        return refreshed
+    }
+
+    private static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    private func isStorable(_ response: HTTPURLResponse, for request: URLRequest) -> Bool {
+        guard Self.storableStatuses.contains(response.statusCode) else { return false }
+        let directives = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
+        if directives.has("no-store")
+            || CacheControl(request.value(forHTTPHeaderField: "Cache-Control")).has("no-store")
+        {
+            return false
+        }
+        if response.value(forHTTPHeaderField: "Vary")?.split(separator: ",").contains(where: {
+            $0.trimmingCharacters(in: .whitespaces) == "*"
+        }) == true {
+            return false
+        }
+        if isShared {
+            if directives.has("private") { return false }
+            if request.value(forHTTPHeaderField: "Authorization") != nil,
+                !(directives.has("public") || directives.has("s-maxage") || directives.has("must-revalidate"))
+            {
+                return false
+            }
+        }
+        let hasLifetime =
+            directives.seconds("max-age") != nil || (isShared && directives.seconds("s-maxage") != nil)
+            || response.value(forHTTPHeaderField: "Expires") != nil
+        let hasValidator =
+            response.value(forHTTPHeaderField: "ETag") != nil
+            || response.value(forHTTPHeaderField: "Last-Modified") != nil
+        return hasLifetime || hasValidator
+    }
+
+    // MARK: - Entries, in memory and on disk
+
+    /// `https://host:port/path?query`, without the fragment: the primary cache key.
+    private static func key(_ url: URL?) -> String? {
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
+        components.fragment = nil
+        return components.string
+    }
+
+    private func entries(for key: String) -> [CachedExchange] {
+        if let found = memory.withLock({ $0.entries[key] }) { return found }
+        guard let file = file(for: key), let data = try? Data(contentsOf: file),
+            let stored = try? JSONDecoder().decode([CachedExchange].self, from: data),
+            stored.first?.url == key
+        else { return [] }
+        keepInMemory(stored, under: key)
+        return stored
+    }
+
+    /// Keeps `entry`, replacing the variant with the same `Vary` values.
+    private func keep(_ entry: CachedExchange, under key: String) {
+        var variants = entries(for: key)
+        variants.removeAll { $0.varyValues == entry.varyValues }
+        variants.insert(entry, at: 0)
+        keepInMemory(variants, under: key)
+        guard let file = file(for: key) else { return }
+        disk.async { [variants] in
+            guard let data = try? JSONEncoder().encode(variants) else { return }
+            try? FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try? data.write(to: file, options: .atomic)
+        }
+    }
+
+    private func keepInMemory(_ variants: [CachedExchange], under key: String) {
+        memory.withLock { memory in
+            memory.size -= memory.entries[key]?.reduce(0) { $0 + $1.body.count } ?? 0
+            memory.entries[key] = variants
+            memory.size += variants.reduce(0) { $0 + $1.body.count }
+            memory.order.removeAll { $0 == key }
+            memory.order.append(key)
+            while memory.size > memoryCapacity, let oldest = memory.order.first {
+                memory.order.removeFirst()
+                memory.size -= memory.entries.removeValue(forKey: oldest)?.reduce(0) { $0 + $1.body.count } ?? 0
+            }
+        }
+    }
+
+    private func touch(_ key: String) {
+        memory.withLock { memory in
+            guard let index = memory.order.firstIndex(of: key) else { return }
+            memory.order.remove(at: index)
+            memory.order.append(key)
+        }
+    }
+
+    private func invalidate(_ key: String) {
+        memory.withLock { memory in
+            memory.size -= memory.entries.removeValue(forKey: key)?.reduce(0) { $0 + $1.body.count } ?? 0
+            memory.order.removeAll { $0 == key }
+        }
+        if let file = file(for: key) {
+            disk.async { try? FileManager.default.removeItem(at: file) }
+        }
+    }
+
+    /// Waits until every entry stored so far is written to ``directory`` (files are written in the
+    /// background, in order).
+    public func flush() {
+        disk.sync {}
+    }
+
+    /// The entry's file: named by a 64-bit FNV-1a hash of its key (the key inside is checked on read).
+    private func file(for key: String) -> URL? {
+        guard let directory else { return nil }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return directory.appendingPathComponent(String(hash, radix: 16) + ".json")
+    }
+}
+
+/// One stored response with what its freshness and matching depend on.
+struct CachedExchange: Codable, Sendable {
+    let url: String
+    let statusCode: Int
+    let headers: [String: String]
+    let body: Data
+    /// The request's values of the headers the response's `Vary` names (lowercased names).
+    let varyValues: [String: String]
+    let requestTime: Date
+    let responseTime: Date
+
+    init(response: HTTPURLResponse, body: Data, request: URLRequest, requestTime: Date, responseTime: Date) {
+        url =
+            request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true) }.map {
+                var components = $0
+                components.fragment = nil
+                return components.string ?? ""
+            } ?? ""
+        statusCode = response.statusCode
+        var headers: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String {
+                headers[name] = value
+            }
+        }
+        self.headers = headers
+        self.body = body
+        varyValues = Self.varyValues(named: headers.first { $0.key.lowercased() == "vary" }?.value, in: request)
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+    }
+
+    private init(
+        url: String, statusCode: Int, headers: [String: String], body: Data, varyValues: [String: String],
+        requestTime: Date, responseTime: Date
+    ) {
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+        self.varyValues = varyValues
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+    }
+
+    private static func varyValues(named vary: String?, in request: URLRequest) -> [String: String] {
+        var values: [String: String] = [:]
+        for name in (vary ?? "").split(separator: ",") {
+            let name = name.trimmingCharacters(in: .whitespaces).lowercased()
+            guard !name.isEmpty else { continue }
+            values[name] = request.value(forHTTPHeaderField: name) ?? ""
+        }
+        return values
+    }
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    var etag: String? { header("ETag") }
+    var lastModified: String? { header("Last-Modified") }
+
+    /// Whether `request` asks for the same values of the `Vary` headers.
+    func matches(_ request: URLRequest) -> Bool {
+        varyValues.allSatisfy { name, value in (request.value(forHTTPHeaderField: name) ?? "") == value }
+    }
+
+    /// Whether the entry is fresh at `now` (RFC 9111 §4.2).
+    func isFresh(at now: Date, shared: Bool) -> Bool {
+        let directives = CacheControl(header("Cache-Control"))
+        if directives.has("no-cache") { return false }
+        return currentAge(at: now) < freshnessLifetime(shared: shared, directives: directives)
+    }
+
+    /// §4.2.1: `s-maxage` (shared caches), `max-age`, then `Expires` − `Date`. No heuristics.
+    private func freshnessLifetime(shared: Bool, directives: CacheControl) -> TimeInterval {
+        if shared, let seconds = directives.seconds("s-maxage") { return seconds }
+        if let seconds = directives.seconds("max-age") { return seconds }
+        if let expires = header("Expires") {
+            guard let expiry = HTTPDate.parse(expires) else { return 0 }  // An invalid date is in the past.
+            let date = header("Date").flatMap(HTTPDate.parse) ?? responseTime
+            return expiry.timeIntervalSince(date)
+        }
+        return 0
+    }
+
+    /// §4.2.3: the corrected initial age plus the time resident in this cache.
+    private func currentAge(at now: Date) -> TimeInterval {
+        let date = header("Date").flatMap(HTTPDate.parse) ?? responseTime
+        let apparentAge = max(0, responseTime.timeIntervalSince(date))
+        let ageValue = header("Age").flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let correctedAge = ageValue + responseTime.timeIntervalSince(requestTime)
+        return max(apparentAge, correctedAge) + now.timeIntervalSince(responseTime)
+    }
+
+    /// §4.3.4: the stored headers updated with those of the `304`, and its times.
+    func refreshed(by notModified: HTTPURLResponse, requestTime: Date, responseTime: Date) -> CachedExchange {
+        var headers = self.headers
+        for (name, value) in notModified.allHeaderFields {
+            guard let name = name as? String, let value = value as? String,
+                !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased())
+            else { continue }
+            headers = headers.filter { $0.key.caseInsensitiveCompare(name) != .orderedSame }
+            headers[name] = value
+        }
+        return CachedExchange(
+            url: url, statusCode: statusCode, headers: headers, body: body, varyValues: varyValues,
+            requestTime: requestTime, responseTime: responseTime)
+    }
+
+    /// The stored response, as the transport would have reported it.
+    func response(for url: URL?) -> HTTPURLResponse? {
+        HTTPURLResponse(
+            url: url ?? URL(string: self.url) ?? URL(fileURLWithPath: "/"), statusCode: statusCode,
+            httpVersion: "HTTP/1.1", headerFields: headers)
+    }
+}
+
+/// The directives of a `Cache-Control` field: `name` or `name=value`, comma-separated.
+struct CacheControl {
+    private var directives: [String: String] = [:]
+
+    init(_ field: String?) {
+        for part in (field ?? "").split(separator: ",") {
+            let pieces = part.split(separator: "=", maxSplits: 1)
+            guard let name = pieces.first?.trimmingCharacters(in: .whitespaces).lowercased(), !name.isEmpty else {
+                continue
+            }
+            let value = pieces.count > 1 ? pieces[1].trimmingCharacters(in: .whitespaces) : ""
+            directives[name] = value.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        }
+    }
+
+    func has(_ name: String) -> Bool {
+        directives[name] != nil
+    }
+
+    /// The delta-seconds of `name`; an invalid value counts as 0 (RFC 9111 §1.2.2).
+    func seconds(_ name: String) -> TimeInterval? {
+        guard let value = directives[name] else { return nil }
+        return TimeInterval(Int(value).map { max(0, $0) } ?? 0)
+    }
+}
+
+/// HTTP dates (RFC 9110 §5.6.7): the IMF-fixdate, and the obsolete RFC 850 and asctime forms.
+enum HTTPDate {
+    private static let formats = [
+        "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
+    ]
+
+    static func parse(_ text: String) -> Date? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        for format in formats {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: trimmed) {
+                return date
+            }
+        }
+        return nil
+    }
+}

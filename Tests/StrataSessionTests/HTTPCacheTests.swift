@@ -1,0 +1,266 @@
+import Foundation
+import StrataCore
+import StrataSession
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An origin server in memory: answers each request with `answer`, counts what reaches it, and
+/// keeps the requests (their conditional headers included).
+private final class OriginServer: Transport {
+    typealias Answer = @Sendable (URLRequest) -> (status: Int, headers: [String: String], body: String)
+    private let answer: Answer
+    private let received = Locked<[URLRequest]>([])
+
+    init(_ answer: @escaping Answer) {
+        self.answer = answer
+    }
+
+    var requests: [URLRequest] { received.value }
+
+    func send(
+        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
+    )
+        -> any NetworkCancellable
+    {
+        received.withLock { $0.append(attempt.request) }
+        let (status, headers, body) = answer(attempt.request)
+        let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+        let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
+        DispatchQueue.global().async { completion(TransportOutcome(response: response, body: Data(body.utf8))) }
+        return CancellationToken()
+    }
+}
+
+/// A clock the test moves.
+private final class TestClock: Sendable {
+    private let current = Locked(Date(timeIntervalSince1970: 1_800_000_000))
+    var now: Date { current.value }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 += seconds } }
+}
+
+@Suite struct HTTPCacheTests {
+    private let url = URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/")
+    private let clock = TestClock()
+
+    private func manager(
+        _ origin: OriginServer, shared: Bool = false, directory: URL? = nil, acceptable: Set<Int> = Set(200..<300)
+    ) -> (SessionManager, HTTPCache) {
+        let clock = self.clock
+        let cache = HTTPCache(
+            memoryCapacity: 1_048_576, directory: directory, isShared: shared, now: { clock.now })
+        return (SessionManager(transport: origin, acceptableStatusCodes: acceptable, cache: cache), cache)
+    }
+
+    private func get(
+        _ manager: SessionManager, headers: [String: String] = [:], method: String = "GET", url: URL? = nil
+    ) async throws -> (status: Int, body: String, error: (any Error)?) {
+        var request = URLRequest(url: url ?? self.url)
+        request.httpMethod = method
+        for (name, value) in headers {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        let (recorder, _) = send(request, through: manager)
+        let outcome = try #require(await recorder.first())
+        return (
+            (outcome.response as? HTTPURLResponse)?.statusCode ?? 0,
+            String(decoding: outcome.data ?? Data(), as: UTF8.self),
+            outcome.error
+        )
+    }
+
+    @Test func aFreshResponseIsAnsweredFromTheCacheUntilItsMaxAgeRunsOut() async throws {
+        let count = Locked(0)
+        let origin = OriginServer { _ in
+            (200, ["Cache-Control": "max-age=60"], "v\(count.withLock { $0 += 1; return $0 })")
+        }
+        let (manager, _) = manager(origin)
+        #expect(try await get(manager).body == "v1")
+        clock.advance(59)
+        #expect(try await get(manager).body == "v1")
+        #expect(origin.requests.count == 1)
+        clock.advance(2)
+        #expect(try await get(manager).body == "v2")
+        #expect(origin.requests.count == 2)
+    }
+
+    @Test func aStaleResponseIsRevalidatedAndA304RefreshesIt() async throws {
+        let origin = OriginServer { request in
+            request.value(forHTTPHeaderField: "If-None-Match") == #""abc""#
+                ? (304, ["Cache-Control": "max-age=30", "ETag": #""abc""#, "X-Refreshed": "yes"], "")
+                : (200, ["Cache-Control": "max-age=10", "ETag": #""abc""#, "Content-Type": "text/plain"], "body")
+        }
+        let (manager, _) = manager(origin)
+        #expect(try await get(manager).body == "body")
+        clock.advance(11)
+        let revalidated = try await get(manager)
+        #expect(revalidated.status == 200)
+        #expect(revalidated.body == "body")
+        #expect(revalidated.error == nil)
+        #expect(origin.requests.last?.value(forHTTPHeaderField: "If-None-Match") == #""abc""#)
+        // The 304's max-age now applies: fresh for another 30 seconds, without asking.
+        clock.advance(29)
+        #expect(try await get(manager).body == "body")
+        #expect(origin.requests.count == 2)
+    }
+
+    @Test func lastModifiedIsRevalidatedWithIfModifiedSince() async throws {
+        let modified = "Sat, 01 Nov 2026 10:00:00 GMT"
+        let origin = OriginServer { request in
+            request.value(forHTTPHeaderField: "If-Modified-Since") == modified
+                ? (304, [:], "") : (200, ["Last-Modified": modified], "page")
+        }
+        let (manager, _) = manager(origin)
+        #expect(try await get(manager).body == "page")
+        #expect(try await get(manager).body == "page")
+        #expect(origin.requests.count == 2)
+        #expect(origin.requests.last?.value(forHTTPHeaderField: "If-Modified-Since") == modified)
+    }
+
+    @Test func noStoreIsNeverKeptAndNoCacheIsRevalidatedEveryTime() async throws {
+        let origin = OriginServer { request in
+            switch request.url?.path {
+            case "/no-store": (200, ["Cache-Control": "no-store, max-age=60"], "secret")
+            default:
+                request.value(forHTTPHeaderField: "If-None-Match") == "e1"
+                    ? (304, ["ETag": "e1"], "") : (200, ["Cache-Control": "no-cache, max-age=60", "ETag": "e1"], "x")
+            }
+        }
+        let (manager, _) = manager(origin)
+        let noStore = try #require(URL(string: "https://api.strata.test/no-store"))
+        _ = try await get(manager, url: noStore)
+        _ = try await get(manager, url: noStore)
+        #expect(origin.requests.filter { $0.url == noStore }.count == 2)
+        let noCache = try #require(URL(string: "https://api.strata.test/no-cache"))
+        #expect(try await get(manager, url: noCache).body == "x")
+        #expect(try await get(manager, url: noCache).body == "x")
+        let conditional = origin.requests.filter { $0.url == noCache }
+        #expect(conditional.count == 2)
+        #expect(conditional.last?.value(forHTTPHeaderField: "If-None-Match") == "e1")
+    }
+
+    @Test func theRequestsOwnDirectivesAreHonoured() async throws {
+        let origin = OriginServer { request in
+            request.value(forHTTPHeaderField: "If-None-Match") == "e"
+                ? (304, [:], "") : (200, ["Cache-Control": "max-age=600", "ETag": "e"], "x")
+        }
+        let (manager, _) = manager(origin)
+        _ = try await get(manager)
+        _ = try await get(manager, headers: ["Cache-Control": "no-cache"])
+        _ = try await get(manager, headers: ["Cache-Control": "max-age=0"])
+        _ = try await get(manager, headers: ["Pragma": "no-cache"])
+        #expect(origin.requests.count == 4)
+        #expect(origin.requests.dropFirst().allSatisfy { $0.value(forHTTPHeaderField: "If-None-Match") == "e" })
+        // no-store in the request: sent as it is, and its response not kept.
+        _ = try await get(manager, headers: ["Cache-Control": "no-store"])
+        #expect(origin.requests.last?.value(forHTTPHeaderField: "If-None-Match") == nil)
+        // A caller's own conditional request reaches the server, and its 304 the caller.
+        let own = try await get(manager, headers: ["If-None-Match": "e"])
+        #expect(own.status == 304)
+        #expect(origin.requests.count == 6)
+    }
+
+    @Test func expiresGivesTheLifetimeAndAnInvalidDateIsStale() async throws {
+        let date = "Fri, 15 Jan 2027 08:00:00 GMT"
+        let origin = OriginServer { request in
+            request.url?.path == "/invalid"
+                ? (200, ["Expires": "0"], "stale")
+                : (200, ["Date": date, "Expires": "Fri, 15 Jan 2027 08:01:00 GMT"], "ok")
+        }
+        let (manager, _) = manager(origin)
+        _ = try await get(manager)
+        _ = try await get(manager)
+        #expect(origin.requests.count == 1)
+        let invalid = try #require(URL(string: "https://api.strata.test/invalid"))
+        _ = try await get(manager, url: invalid)
+        _ = try await get(manager, url: invalid)
+        #expect(origin.requests.count == 3)
+    }
+
+    @Test func varyKeepsOneResponsePerValueAndVaryStarNone() async throws {
+        let origin = OriginServer { request in
+            request.url?.path == "/star"
+                ? (200, ["Cache-Control": "max-age=60", "Vary": "*"], "any")
+                : (
+                    200, ["Cache-Control": "max-age=60", "Vary": "Accept-Language"],
+                    request.value(forHTTPHeaderField: "Accept-Language") ?? "none"
+                )
+        }
+        let (manager, _) = manager(origin)
+        #expect(try await get(manager, headers: ["Accept-Language": "fr"]).body == "fr")
+        #expect(try await get(manager, headers: ["Accept-Language": "de"]).body == "de")
+        #expect(try await get(manager, headers: ["Accept-Language": "fr"]).body == "fr")
+        #expect(try await get(manager, headers: ["Accept-Language": "de"]).body == "de")
+        #expect(origin.requests.count == 2)
+        let star = try #require(URL(string: "https://api.strata.test/star"))
+        _ = try await get(manager, url: star)
+        _ = try await get(manager, url: star)
+        #expect(origin.requests.count == 4)
+    }
+
+    @Test func privateAndAuthorizedResponsesAreKeptOnlyByAPrivateCache() async throws {
+        let origin = OriginServer { request in
+            switch request.url?.path {
+            case "/private": (200, ["Cache-Control": "private, max-age=60"], "mine")
+            case "/public": (200, ["Cache-Control": "public, max-age=60"], "all")
+            default: (200, ["Cache-Control": "max-age=60"], "authorized")
+            }
+        }
+        for shared in [false, true] {
+            let (manager, _) = manager(origin, shared: shared)
+            for path in ["/private", "/authorized", "/public"] {
+                let url = try #require(URL(string: "https://api.strata.test\(path)"))
+                let before = origin.requests.count
+                _ = try await get(manager, headers: ["Authorization": "Bearer t"], url: url)
+                _ = try await get(manager, headers: ["Authorization": "Bearer t"], url: url)
+                let sent = origin.requests.count - before
+                let kept = !shared || path == "/public"
+                #expect(sent == (kept ? 1 : 2), "shared: \(shared), \(path)")
+            }
+        }
+    }
+
+    @Test func statusesACacheMayNotKeepAndResponsesWithoutLifetimeOrValidatorAreNotKept() async throws {
+        let origin = OriginServer { request in
+            request.url?.path == "/error" ? (500, ["Cache-Control": "max-age=60"], "oops") : (200, [:], "plain")
+        }
+        let (manager, _) = manager(origin, acceptable: Set(200..<600))
+        for path in ["/error", "/plain"] {
+            let url = try #require(URL(string: "https://api.strata.test\(path)"))
+            _ = try await get(manager, url: url)
+            _ = try await get(manager, url: url)
+        }
+        #expect(origin.requests.count == 4)
+    }
+
+    @Test func anUnsafeMethodInvalidatesWhatWasKeptForItsURL() async throws {
+        let count = Locked(0)
+        let origin = OriginServer { request in
+            request.httpMethod == "GET"
+                ? (200, ["Cache-Control": "max-age=60"], "v\(count.withLock { $0 += 1; return $0 })") : (204, [:], "")
+        }
+        let (manager, _) = manager(origin)
+        #expect(try await get(manager).body == "v1")
+        #expect(try await get(manager).body == "v1")
+        _ = try await get(manager, method: "DELETE")
+        #expect(try await get(manager).body == "v2")
+    }
+
+    @Test func entriesOnDiskOutliveTheCacheThatWroteThem() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60", "ETag": "d"], "from disk") }
+        let (first, firstCache) = manager(origin, directory: directory)
+        _ = try await get(first)
+        firstCache.flush()
+        let (second, secondCache) = manager(origin, directory: directory)
+        #expect(try await get(second).body == "from disk")
+        #expect(origin.requests.count == 1)
+        secondCache.removeAll()
+        _ = try await get(second)
+        #expect(origin.requests.count == 2)
+    }
+}
