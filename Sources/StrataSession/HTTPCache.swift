@@ -33,7 +33,9 @@ import StrataCore
 ///   succeeds.
 ///
 /// A request that carries its own `If-None-Match` or `If-Modified-Since` is sent as it is, and its
-/// `304` reaches the caller.
+/// `304` reaches the caller. A body larger than a quarter of ``memoryCapacity`` is not kept. On
+/// disk, entries are plain files holding URLs and bodies: give the cache a folder only your app
+/// can read.
 public final class HTTPCache: Sendable {
     /// Whether the cache is shared by several users (a proxy, a server for many clients) rather
     /// than private to one. `false` by default: an app's cache is private.
@@ -138,7 +140,7 @@ public final class HTTPCache: Sendable {
             invalidate(key)
             return
         }
-        guard method == "GET", isStorable(response, for: request) else { return }
+        guard method == "GET", body.count <= memoryCapacity / 4, isStorable(response, for: request) else { return }
         let entry = CachedExchange(
             response: response, body: body, request: request, requestTime: requestTime, responseTime: responseTime)
         keep(entry, under: key)
@@ -192,7 +194,7 @@ public final class HTTPCache: Sendable {
     // MARK: - Entries, in memory and on disk
 
     /// `https://host:port/path?query`, without the fragment: the primary cache key.
-    private static func key(_ url: URL?) -> String? {
+    static func key(_ url: URL?) -> String? {
         guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
         components.fragment = nil
         return components.string
@@ -282,26 +284,22 @@ struct CachedExchange: Codable, Sendable {
     let varyValues: [String: String]
     let requestTime: Date
     let responseTime: Date
+    /// The `Date` header's time, or the response time without one; parsed once, when stored.
+    let date: Date
+    /// `Expires` − `Date`: `nil` without `Expires`, 0 for an invalid one (a date in the past).
+    let expiresLifetime: TimeInterval?
 
     init(response: HTTPURLResponse, body: Data, request: URLRequest, requestTime: Date, responseTime: Date) {
-        url =
-            request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true) }.map {
-                var components = $0
-                components.fragment = nil
-                return components.string ?? ""
-            } ?? ""
-        statusCode = response.statusCode
         var headers: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String {
                 headers[name] = value
             }
         }
-        self.headers = headers
-        self.body = body
-        varyValues = Self.varyValues(named: headers.first { $0.key.lowercased() == "vary" }?.value, in: request)
-        self.requestTime = requestTime
-        self.responseTime = responseTime
+        self.init(
+            url: HTTPCache.key(request.url) ?? "", statusCode: response.statusCode, headers: headers, body: body,
+            varyValues: Self.varyValues(named: headers.first { $0.key.lowercased() == "vary" }?.value, in: request),
+            requestTime: requestTime, responseTime: responseTime)
     }
 
     private init(
@@ -315,6 +313,12 @@ struct CachedExchange: Codable, Sendable {
         self.varyValues = varyValues
         self.requestTime = requestTime
         self.responseTime = responseTime
+        func field(_ name: String) -> String? {
+            headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+        let date = field("Date").flatMap(HTTPDate.parse) ?? responseTime
+        self.date = date
+        expiresLifetime = field("Expires").map { HTTPDate.parse($0)?.timeIntervalSince(date) ?? 0 }
     }
 
     private static func varyValues(named vary: String?, in request: URLRequest) -> [String: String] {
@@ -350,17 +354,11 @@ struct CachedExchange: Codable, Sendable {
     private func freshnessLifetime(shared: Bool, directives: CacheControl) -> TimeInterval {
         if shared, let seconds = directives.seconds("s-maxage") { return seconds }
         if let seconds = directives.seconds("max-age") { return seconds }
-        if let expires = header("Expires") {
-            guard let expiry = HTTPDate.parse(expires) else { return 0 }  // An invalid date is in the past.
-            let date = header("Date").flatMap(HTTPDate.parse) ?? responseTime
-            return expiry.timeIntervalSince(date)
-        }
-        return 0
+        return expiresLifetime ?? 0
     }
 
     /// §4.2.3: the corrected initial age plus the time resident in this cache.
     private func currentAge(at now: Date) -> TimeInterval {
-        let date = header("Date").flatMap(HTTPDate.parse) ?? responseTime
         let apparentAge = max(0, responseTime.timeIntervalSince(date))
         let ageValue = header("Age").flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         let correctedAge = ageValue + responseTime.timeIntervalSince(requestTime)

@@ -236,6 +236,18 @@ private final class TestClock: Sendable {
         #expect(origin.requests.count == 4)
     }
 
+    @Test func aBodyOverAQuarterOfTheMemoryCapacityIsNotKept() async throws {
+        let origin = OriginServer { request in
+            let size = request.url?.path == "/large" ? 262_145 : 262_144
+            return (200, ["Cache-Control": "max-age=60"], String(repeating: "x", count: size))
+        }
+        let (manager, _) = manager(origin)
+        for path in ["/large", "/large", "/quarter", "/quarter"] {
+            _ = try await get(manager, url: URL(string: "https://api.strata.test\(path)"))
+        }
+        #expect(origin.requests.map { $0.url?.path } == ["/large", "/large", "/quarter"])
+    }
+
     @Test func anUnsafeMethodInvalidatesWhatWasKeptForItsURL() async throws {
         let count = Locked(0)
         let origin = OriginServer { request in
