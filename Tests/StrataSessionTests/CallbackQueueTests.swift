@@ -11,7 +11,11 @@ import Testing
 
 /// The caller's closures never run on the session's delegate queue: one that blocks holds up no
 /// other request of the same manager.
-@Suite struct CallbackQueueTests {
+///
+/// Each test blocks a thread of the global pool for a moment (as a careless closure would); they run
+/// one at a time, so that together they never take the whole pool (two threads on two cores) from
+/// the tests running beside them.
+@Suite(.serialized) struct CallbackQueueTests {
     private let stub = URLProtocolStub { request in
         request.url?.path == "/fail" ? .response(statusCode: 503) : .response(body: Data(count: 64 * 1024), chunks: 4)
     }
@@ -71,4 +75,28 @@ import Testing
         for _ in 0..<200 where reports.value.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(reports.value == [50, 100])
     }
+
+    /// A monitor that blocks until the test lets it go: requests complete meanwhile, since hooks run
+    /// on the event queue, not where the transport delivers.
+    @Test func aBlockedMonitorHoldsUpNoRequest() async throws {
+        struct Blocked: EventMonitor {
+            let gate: DispatchSemaphore
+            func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
+                gate.wait()
+            }
+        }
+        let gate = DispatchSemaphore(value: 0)
+        let manager = SessionManager(
+            transport: SerialQueueTransport(), monitors: [Blocked(gate: gate)])
+        for _ in 0..<3 {
+            let (recorder, _) = send(
+                URLRequest(url: URL(string: "https://api.strata.test/") ?? URL(fileURLWithPath: "/")),
+                through: manager)
+            #expect(try #require(await recorder.first(timeout: 5)).error == nil)
+        }
+        for _ in 0..<3 {
+            gate.signal()
+        }
+    }
+
 }

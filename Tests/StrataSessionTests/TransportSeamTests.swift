@@ -212,29 +212,6 @@ private final class RecordingMonitor: EventMonitor {
         #expect(metrics.exchanges.allSatisfy { $0.duration >= .zero && $0.duration <= metrics.duration })
     }
 
-    /// A monitor that blocks until the test lets it go: requests complete meanwhile, since hooks run
-    /// on the event queue, not where the transport delivers.
-    @Test func aBlockedMonitorHoldsUpNoRequest() async throws {
-        struct Blocked: EventMonitor {
-            let gate: DispatchSemaphore
-            func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
-                gate.wait()
-            }
-        }
-        let gate = DispatchSemaphore(value: 0)
-        let manager = SessionManager(
-            transport: InMemoryTransport { _ in (200, [:], "") }, monitors: [Blocked(gate: gate)])
-        for _ in 0..<3 {
-            let (recorder, _) = send(
-                URLRequest(url: URL(string: "https://api.strata.test/") ?? URL(fileURLWithPath: "/")),
-                through: manager)
-            #expect(try #require(await recorder.first(timeout: 5)).error == nil)
-        }
-        for _ in 0..<3 {
-            gate.signal()
-        }
-    }
-
     @Test func aCancelledRequestFinishesOnceForTheMonitors() async throws {
         let monitor = RecordingMonitor()
         let manager = SessionManager(transport: InMemoryTransport { _ in nil }, monitors: [monitor])
