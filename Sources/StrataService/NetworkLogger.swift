@@ -91,8 +91,14 @@ public struct ConsoleNetworkLogger: EventMonitor {
     /// Writes the status or error and the duration; failures only at `.error`; at `.debug` the
     /// headers; at `.verbose` the body.
     public func log(result: Result<NetworkResponse, NetworkError>, for request: URLRequest, duration: Duration) {
+        log(result: result, for: request, duration: duration, fromCache: false)
+    }
+
+    private func log(
+        result: Result<NetworkResponse, NetworkError>, for request: URLRequest, duration: Duration, fromCache: Bool
+    ) {
         let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-        let elapsed = String(format: "%.1f ms", milliseconds)
+        let elapsed = String(format: "%.1f ms", milliseconds) + (fromCache ? ", from cache" : "")
         var lines: [String]
         let response: NetworkResponse?
         switch result {
@@ -131,13 +137,14 @@ public struct ConsoleNetworkLogger: EventMonitor {
         output("↻ retrying \(target(of: failure.request)) (attempt \(failure.attemptCount) failed)\(after)")
     }
 
-    /// Logs the outcome the caller gets, with the request's whole duration.
+    /// Logs the outcome the caller gets, with the request's whole duration, and whether the cache
+    /// answered it.
     public func requestFinished(
         _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
     ) {
         log(
             result: NetworkError.result(data: outcome.body, response: outcome.response, error: outcome.error),
-            for: request, duration: metrics.duration)
+            for: request, duration: metrics.duration, fromCache: outcome.isFromCache)
     }
 
     /// A cURL command that repeats `request`, with every covered value redacted.

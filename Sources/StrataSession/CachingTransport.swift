@@ -26,7 +26,8 @@ struct CachingTransport: Transport {
         if case .fresh(let entry) = lookup {
             let call = CancellableCompletion(cancelledWith: TransportOutcome(error: URLError(.cancelled)), completion)
             DispatchQueue.global().async {
-                call.complete(TransportOutcome(response: entry.response(for: request.url), body: entry.body))
+                call.complete(
+                    TransportOutcome(response: entry.response(for: request.url), body: entry.body, isFromCache: true))
             }
             return call
         }

@@ -16,6 +16,9 @@ import StrataCore
 /// ``requestRedirected(_:to:id:)`` for each redirect followed; ``requestRetrying(_:delay:id:)``
 /// before a retry; and ``requestFinished(_:for:id:metrics:)`` exactly once.
 ///
+/// A request the manager's ``HTTPCache`` answers is "sent" to the cache stage, not to the wire: its
+/// outcomes say so with ``TransportOutcome/isFromCache``.
+///
 /// **Queue.** Hooks run on the manager's event queue, one serial queue per manager, never on the
 /// transport's delegate queue: a slow monitor delays other events, never a transfer. Because they
 /// are delivered asynchronously, ``requestFinished(_:for:id:metrics:)`` may run after the caller's
@@ -64,6 +67,11 @@ public struct RequestID: Hashable, Sendable, CustomStringConvertible {
     /// The number, increasing with each request.
     public let rawValue: UInt64
 
+    /// An identifier with this number (for tests of a monitor; the manager numbers its requests).
+    public init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
     /// `#42`.
     public var description: String { "#\(rawValue)" }
 
@@ -86,6 +94,13 @@ public struct AttemptTiming: Hashable, Sendable {
     public let sent: ContinuousClock.Instant
     /// From being handed to the transport to its outcome.
     public let duration: Duration
+
+    /// Describes an exchange's timing.
+    public init(attempt: Int, sent: ContinuousClock.Instant, duration: Duration) {
+        self.attempt = attempt
+        self.sent = sent
+        self.duration = duration
+    }
 }
 
 /// What a finished request took.
@@ -96,6 +111,13 @@ public struct RequestMetrics: Hashable, Sendable {
     public let attempts: Int
     /// From the request's creation to its end, adapters and retry delays included.
     public let duration: Duration
+
+    /// Describes what a request took.
+    public init(exchanges: [AttemptTiming], attempts: Int, duration: Duration) {
+        self.exchanges = exchanges
+        self.attempts = attempts
+        self.duration = duration
+    }
 }
 
 /// A manager's monitors and the queue they run on.

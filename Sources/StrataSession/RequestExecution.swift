@@ -424,6 +424,7 @@ extension Origin {
 private final class ExecutionRecord: Sendable {
     private struct State: Sendable {
         var lastSent: URLRequest?
+        var lastFromCache = false
         var attempts = 0
         var exchanges: [AttemptTiming] = []
     }
@@ -459,7 +460,10 @@ private final class ExecutionRecord: Sendable {
 
     func received(_ outcome: TransportOutcome, for request: URLRequest, attempt: Int, sentAt: ContinuousClock.Instant) {
         let timing = AttemptTiming(attempt: attempt, sent: sentAt, duration: .now - sentAt)
-        state.withLock { $0.exchanges.append(timing) }
+        state.withLock { state in
+            state.exchanges.append(timing)
+            state.lastFromCache = outcome.isFromCache
+        }
         monitors.emit { [id] in $0.responseReceived(outcome, for: request, id: id, timing: timing) }
     }
 
@@ -471,14 +475,18 @@ private final class ExecutionRecord: Sendable {
         monitors.emit { [id] in $0.requestRetrying(failure, delay: delay, id: id) }
     }
 
-    func finished(_ outcome: TransportOutcome) {
-        let (request, metrics) = state.withLock { state in
+    func finished(_ reported: TransportOutcome) {
+        let (request, metrics, fromCache) = state.withLock { state in
             (
                 state.lastSent ?? original,
-                RequestMetrics(exchanges: state.exchanges, attempts: state.attempts, duration: .now - createdAt)
+                RequestMetrics(exchanges: state.exchanges, attempts: state.attempts, duration: .now - createdAt),
+                state.lastFromCache
             )
         }
-        monitors.emit { [id] in $0.requestFinished(outcome, for: request, id: id, metrics: metrics) }
+        var outcome = reported
+        outcome.isFromCache = fromCache && reported.error == nil
+        let finalOutcome = outcome
+        monitors.emit { [id] in $0.requestFinished(finalOutcome, for: request, id: id, metrics: metrics) }
     }
 }
 

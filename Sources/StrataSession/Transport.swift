@@ -80,11 +80,16 @@ public struct TransportOutcome: Sendable {
     public var body: Data
     /// Why the attempt failed, or `nil` if it completed.
     public var error: (any Error)?
+    /// Whether the pipeline's ``HTTPCache`` answered, and nothing reached the wire.
+    public var isFromCache: Bool
 
     /// Describes an outcome.
-    public init(response: URLResponse? = nil, body: Data = Data(), error: (any Error)? = nil) {
+    public init(
+        response: URLResponse? = nil, body: Data = Data(), error: (any Error)? = nil, isFromCache: Bool = false
+    ) {
         self.response = response
         self.body = body
         self.error = error
+        self.isFromCache = isFromCache
     }
 }

@@ -65,6 +65,20 @@ import Testing
         #expect(logged.last?.hasPrefix("← failed") == true)
     }
 
+    @Test func anAnswerFromTheCacheIsLoggedAsSuch() throws {
+        let lines = Locked<[String]>([])
+        let logger = ConsoleNetworkLogger(level: .info) { line in lines.withLock { $0.append(line) } }
+        let url = try #require(URL(string: "https://api.example.com/items"))
+        let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])
+        let metrics = RequestMetrics(exchanges: [], attempts: 1, duration: .milliseconds(1))
+        for isFromCache in [false, true] {
+            logger.requestFinished(
+                TransportOutcome(response: response, isFromCache: isFromCache), for: URLRequest(url: url),
+                id: RequestID(rawValue: 1), metrics: metrics)
+        }
+        #expect(lines.value.map { $0.contains("from cache") } == [false, true])
+    }
+
     @Test func levelsDecideWhatIsWritten() throws {
         var request = URLRequest(url: MockDefaults.baseURL)
         request.httpMethod = "POST"

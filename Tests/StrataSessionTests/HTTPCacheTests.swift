@@ -248,6 +248,27 @@ private final class TestClock: Sendable {
         #expect(origin.requests.map { $0.url?.path } == ["/large", "/large", "/quarter"])
     }
 
+    /// Monitors can tell an answer from the cache: nothing reached the wire for it.
+    @Test func monitorsSeeWhatTheCacheAnswered() async throws {
+        final class Flags: EventMonitor {
+            let finished = Locked<[Bool]>([])
+            func requestFinished(
+                _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
+            ) {
+                finished.withLock { $0.append(outcome.isFromCache) }
+            }
+        }
+        let flags = Flags()
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60"], "x") }
+        let clock = self.clock
+        let cache = HTTPCache(memoryCapacity: 1_048_576, directory: nil, isShared: false, now: { clock.now })
+        let manager = SessionManager(transport: origin, monitors: [flags], cache: cache)
+        _ = try await get(manager)
+        _ = try await get(manager)
+        for _ in 0..<200 where flags.finished.value.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(flags.finished.value == [false, true])
+    }
+
     @Test func anUnsafeMethodInvalidatesWhatWasKeptForItsURL() async throws {
         let count = Locked(0)
         let origin = OriginServer { request in
