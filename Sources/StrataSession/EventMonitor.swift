@@ -22,7 +22,9 @@ import StrataCore
 /// **Queue.** Hooks run on the manager's event queue, one serial queue per manager, never on the
 /// transport's delegate queue: a slow monitor delays other events, never a transfer. Because they
 /// are delivered asynchronously, ``requestFinished(_:for:id:metrics:)`` may run after the caller's
-/// completion. A manager without monitors pays nothing for them.
+/// completion. A manager without monitors pays nothing for them. Hooks must return: events wait
+/// for the monitor before them, with what they carry (bodies included), so a monitor that never
+/// returns keeps every later event of its manager in memory.
 public protocol EventMonitor: Sendable {
     /// A request was handed to the manager, as the caller made it.
     func requestCreated(_ request: URLRequest, id: RequestID)
