@@ -1,5 +1,6 @@
 /// A request's one completion and its cancellation, in one object: what every layer returns, and
-/// Strata's one guard of "exactly once".
+/// Strata's one guard of "exactly once". A custom session manager, transport or service built on
+/// callbacks returns one too.
 ///
 /// The completion runs exactly once: with the first value passed to ``complete(_:)``, or with the
 /// cancelled value when ``cancel()`` comes first. Cancelling also cancels the operation attached
@@ -14,7 +15,7 @@
 /// })
 /// return call
 /// ```
-package final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
+public final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
     private struct State: Sendable {
         var completion: (@Sendable (Value) -> Void)?
         var operation: (any NetworkCancellable)?
@@ -25,20 +26,20 @@ package final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
     private let cancelledValue: Value?
 
     /// Wraps `completion`, which a cancellation calls with `cancelledValue`.
-    package init(cancelledWith cancelledValue: Value, _ completion: @escaping @Sendable (Value) -> Void) {
+    public init(cancelledWith cancelledValue: Value, _ completion: @escaping @Sendable (Value) -> Void) {
         self.cancelledValue = cancelledValue
         state = Locked(State(completion: completion))
     }
 
     /// Wraps `completion`, which only ``complete(_:)`` calls: a cancellation cancels the attached
     /// operation, and the outcome of that comes through ``complete(_:)``.
-    package init(_ completion: @escaping @Sendable (Value) -> Void) {
+    public init(_ completion: @escaping @Sendable (Value) -> Void) {
         self.cancelledValue = nil
         state = Locked(State(completion: completion))
     }
 
     /// Cancelling cancels `operation` too; if this is already cancelled, `operation` is cancelled now.
-    package func attach(_ operation: any NetworkCancellable) {
+    public func attach(_ operation: any NetworkCancellable) {
         let cancelNow = state.withLock { state -> Bool in
             if state.isCancelled { return true }
             // Once completed there is nothing left to stop, and nothing is kept alive for it.
@@ -53,7 +54,7 @@ package final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
     /// Calls the completion with `value` if it has not run yet.
     /// - Returns: `true` if this call ran the completion, `false` if it had already run.
     @discardableResult
-    package func complete(_ value: Value) -> Bool {
+    public func complete(_ value: Value) -> Bool {
         let completion = state.withLock { state -> (@Sendable (Value) -> Void)? in
             defer { (state.completion, state.operation) = (nil, nil) }
             return state.completion
@@ -64,18 +65,18 @@ package final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
     }
 
     /// Whether the completion has run.
-    package var isCompleted: Bool {
+    public var isCompleted: Bool {
         state.withLock { $0.completion == nil }
     }
 
     /// Whether ``cancel()`` was called.
-    package var isCancelled: Bool {
+    public var isCancelled: Bool {
         state.withLock { $0.isCancelled }
     }
 
     /// Completes with the cancelled value, if there is one, unless already completed; then cancels
     /// the attached operation. Idempotent and thread-safe.
-    package func cancel() {
+    public func cancel() {
         let (completion, operation) = state.withLock {
             state -> ((@Sendable (Value) -> Void)?, (any NetworkCancellable)?) in
             guard !state.isCancelled else { return (nil, nil) }

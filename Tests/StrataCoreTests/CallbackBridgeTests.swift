@@ -15,7 +15,7 @@ import Testing
         let token = CancellationToken()
         let task = Task {
             await withCancellableCallback { (completion: @escaping @Sendable (Result<Int, CancelledError>) -> Void) in
-                token.onCancel { completion(.failure(CancelledError())) }
+                token.attach(CancellableCompletion(cancelledWith: .failure(CancelledError()), completion))
                 return token
             }
         }
@@ -32,7 +32,7 @@ import Testing
             return await withCancellableCallback {
                 (completion: @escaping @Sendable (Result<Int, CancelledError>) -> Void) in
                 started.withLock { $0 = true }
-                token.onCancel { completion(.failure(CancelledError())) }
+                token.attach(CancellableCompletion(cancelledWith: .failure(CancelledError()), completion))
                 return token
             }
         }

@@ -2,32 +2,34 @@ import Dispatch
 import StrataCore
 import Testing
 
+/// `CancellationToken` is a ``CancellableCompletion`` with no completion: a flag, and the operation
+/// attached to it, cancelled once.
 @Suite struct CancellationTokenTests {
-    @Test func cancelRunsEachHandlerOnceAndIsIdempotent() {
+    @Test func cancelSetsTheFlagOnceAndCancelsWhatIsAttached() {
         let token = CancellationToken()
         let calls = Locked(0)
-        token.onCancel { calls.withLock { $0 += 1 } }
-        token.onCancel { calls.withLock { $0 += 10 } }
+        token.attach(CancellableCompletion(cancelledWith: ()) { calls.withLock { $0 += 1 } })
         #expect(!token.isCancelled)
         token.cancel()
         token.cancel()
         #expect(token.isCancelled)
-        #expect(calls.value == 11)
+        #expect(!token.isCompleted)
+        #expect(calls.value == 1)
     }
 
-    @Test func handlerRegisteredAfterCancelRunsImmediately() {
+    @Test func anOperationAttachedAfterCancelIsCancelledAtOnce() {
         let token = CancellationToken()
         token.cancel()
-        let ran = Locked(false)
-        token.onCancel { ran.withLock { $0 = true } }
-        #expect(ran.value)
+        let operation = CancellationToken()
+        token.attach(operation)
+        #expect(operation.isCancelled)
     }
 
-    @Test func concurrentCancelsRunHandlersExactlyOnce() {
+    @Test func concurrentCancelsCancelTheOperationExactlyOnce() {
         for _ in 0..<500 {
             let token = CancellationToken()
             let calls = Locked(0)
-            token.onCancel { calls.withLock { $0 += 1 } }
+            token.attach(CancellableCompletion(cancelledWith: ()) { calls.withLock { $0 += 1 } })
             DispatchQueue.concurrentPerform(iterations: 8) { _ in token.cancel() }
             #expect(calls.value == 1)
         }
@@ -53,8 +55,7 @@ import Testing
         call.cancel()
         #expect(calls.value.isEmpty)
         #expect(!call.isCompleted)
-        let operation = CancellationToken()
-        operation.onCancel { call.complete("cancelled by the operation") }
+        let operation = CancellableCompletion(cancelledWith: ()) { call.complete("cancelled by the operation") }
         call.attach(operation)
         #expect(operation.isCancelled)
         #expect(calls.value == ["cancelled by the operation"])

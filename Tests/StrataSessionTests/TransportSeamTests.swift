@@ -29,8 +29,7 @@ private final class InMemoryTransport: Transport {
     {
         sent.withLock { $0.append(attempt.request) }
         let call = CancellableCompletion(cancelledWith: TransportOutcome(error: URLError(.cancelled)), completion)
-        let token = CancellationToken()
-        token.onCancel { [cancelled] in
+        let token = CancellableCompletion(cancelledWith: ()) { [cancelled] in
             cancelled.withLock { $0 += 1 }
             call.cancel()
         }

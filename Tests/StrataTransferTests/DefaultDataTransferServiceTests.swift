@@ -385,9 +385,7 @@ func makeService(
 private struct Silent: NetworkService {
     var cancelled = Locked(false)
     func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-        let token = CancellationToken()
-        token.onCancel { cancelled.withLock { $0 = true } }
-        return token
+        CancellableCompletion(cancelledWith: ()) { cancelled.withLock { $0 = true } }
     }
 }
 
