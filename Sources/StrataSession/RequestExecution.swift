@@ -13,9 +13,10 @@ import StrataCore
 /// included — ends by the request's `timeoutInterval`, on a timer of Strata's own: a server that
 /// never answers, stops after `100 Continue` or trickles a body forever fails with
 /// `URLError(.timedOut)`, which the retriers then judge like any other failure.
+///
+/// An outcome keeps the transport's shape, ``TransportOutcome``, all the way through; it becomes the
+/// manager's `(Data?, URLResponse?, Error?)` only in the completion.
 final class RequestExecution: Sendable {
-    typealias Outcome = (data: Data?, response: URLResponse?, error: (any Error)?)
-
     /// One request of a chain of redirects: the request as the caller made it for this hop (before
     /// adapters, which run again for every hop), the requests made before, and how many redirects
     /// led here.
@@ -42,7 +43,7 @@ final class RequestExecution: Sendable {
     }
 
     /// The request's one completion and its cancellation: the handle the caller gets.
-    let call: CancellableCompletion<Outcome>
+    let call: CancellableCompletion<TransportOutcome>
     private let core: PipelineCore
     private let original: URLRequest
     private let acceptableStatusCodes: Set<Int>
@@ -75,10 +76,11 @@ final class RequestExecution: Sendable {
             options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
         let record = core.monitors.isEmpty ? nil : ExecutionRecord(original: request, monitors: core.monitors)
         self.record = record
-        self.call = CancellableCompletion(cancelledWith: (nil, nil, URLError(.cancelled))) { outcome in
-            record?.finished(
-                TransportOutcome(response: outcome.response, body: outcome.data ?? Data(), error: outcome.error))
-            completion(outcome.data, outcome.response, outcome.error)
+        self.call = CancellableCompletion(cancelledWith: TransportOutcome(error: URLError(.cancelled))) { outcome in
+            record?.finished(outcome)
+            // Like URLSession's own completion handlers: no data when nothing arrived.
+            let data = outcome.response == nil && outcome.body.isEmpty ? nil : outcome.body
+            completion(data, outcome.response, outcome.error)
         }
     }
 
@@ -96,7 +98,7 @@ final class RequestExecution: Sendable {
     private func attempt() {
         guard !call.isCancelled else { return }
         if let reachability = core.reachability, !reachability.isReachable(original.url) {
-            call.complete((nil, nil, URLError(.notConnectedToInternet)))
+            call.complete(TransportOutcome(error: URLError(.notConnectedToInternet)))
             return
         }
         let step = state.withLock { state -> Int in
@@ -149,7 +151,7 @@ final class RequestExecution: Sendable {
     /// The attempt's deadline has passed: whatever it was waiting for, it fails with a timeout.
     func deadlinePassed(attempt: Int) {
         guard let request = endAttempt(attempt) else { return }
-        judge(request, (nil, nil, URLError(.timedOut)))
+        judge(request, TransportOutcome(error: URLError(.timedOut)))
     }
 
     // MARK: - One hop: adapt, check, send
@@ -200,7 +202,7 @@ final class RequestExecution: Sendable {
                 if let sentAt {
                     record?.received(outcome, for: adapted, attempt: attempt, sentAt: sentAt)
                 }
-                arrived((outcome.body, outcome.response, outcome.error), for: adapted, hop: hop)
+                arrived(outcome, for: adapted, hop: hop)
             }
         }
         let isCurrent = state.withLock { state -> Bool in
@@ -243,7 +245,7 @@ final class RequestExecution: Sendable {
     // MARK: - Outcomes
 
     /// An exchange's outcome for `request`: a redirect to follow, or the attempt's outcome.
-    private func arrived(_ outcome: Outcome, for request: URLRequest, hop: Hop) {
+    private func arrived(_ outcome: TransportOutcome, for request: URLRequest, hop: Hop) {
         guard outcome.error == nil, let response = outcome.response as? HTTPURLResponse,
             [301, 302, 303, 307, 308].contains(response.statusCode),
             response.value(forHTTPHeaderField: "Location") != nil,
@@ -256,7 +258,7 @@ final class RequestExecution: Sendable {
     /// `outcome` when it says no.
     private func follow(
         _ response: HTTPURLResponse, of request: URLRequest, hop: Hop, decide: RedirectPolicy.Decision,
-        otherwise outcome: Outcome
+        otherwise outcome: TransportOutcome
     ) {
         do {
             var next = try nextHop(after: hop, sent: request, response: response)
@@ -275,7 +277,7 @@ final class RequestExecution: Sendable {
             record?.redirected(response, to: next.base)
             adapt(next, step: step)
         } catch {
-            finish((outcome.data, outcome.response, error))
+            finish(outcome.failing(with: error))
         }
     }
 
@@ -339,7 +341,7 @@ final class RequestExecution: Sendable {
     }
 
     /// The attempt is over with `outcome`, which the retriers judge if it is a failure.
-    private func finish(_ outcome: Outcome) {
+    private func finish(_ outcome: TransportOutcome) {
         guard let request = endAttempt() else { return }
         judge(request, outcome)
     }
@@ -348,11 +350,11 @@ final class RequestExecution: Sendable {
     /// the adapted request is invalid): no retrier is asked, as trying again would change nothing.
     private func fail(_ error: any Error) {
         guard endAttempt() != nil else { return }
-        call.complete((nil, nil, error))
+        call.complete(TransportOutcome(error: error))
     }
 
     /// Completes with `outcome` if it is a success; otherwise asks the retriers.
-    private func judge(_ request: URLRequest, _ outcome: Outcome) {
+    private func judge(_ request: URLRequest, _ outcome: TransportOutcome) {
         guard !call.isCancelled else { return }
         guard let error = failure(of: request, outcome) else {
             call.complete(outcome)
@@ -361,7 +363,7 @@ final class RequestExecution: Sendable {
         let failure = RequestFailure(
             request: request,
             response: outcome.response as? HTTPURLResponse,
-            data: outcome.data ?? Data(),
+            data: outcome.body,
             error: error,
             attemptCount: state.withLock { $0.attempt },
             startDate: startDate
@@ -376,15 +378,15 @@ final class RequestExecution: Sendable {
                 record?.retrying(failure, delay: delay)
                 scheduleRetry(after: delay)
             case .doNotRetry:
-                call.complete((outcome.data, outcome.response, error))
+                call.complete(outcome.failing(with: error))
             case .doNotRetryWithError(let replacement):
-                call.complete((outcome.data, outcome.response, replacement))
+                call.complete(outcome.failing(with: replacement))
             }
         }
     }
 
     /// The reason the outcome counts as a failure, or `nil` for success.
-    private func failure(of request: URLRequest, _ outcome: Outcome) -> (any Error)? {
+    private func failure(of request: URLRequest, _ outcome: TransportOutcome) -> (any Error)? {
         if let error = outcome.error { return error }
         guard let response = outcome.response as? HTTPURLResponse else { return SessionError.invalidResponse }
         guard acceptableStatusCodes.contains(response.statusCode) else {
@@ -392,9 +394,9 @@ final class RequestExecution: Sendable {
         }
         if download == nil, request.httpMethod != "HEAD", response.value(forHTTPHeaderField: "Content-Encoding") == nil,
             let announced = response.value(forHTTPHeaderField: "Content-Length").flatMap({ Int($0) }),
-            let received = outcome.data?.count, received < announced
+            outcome.body.count < announced
         {
-            return SessionError.incompleteBody(expected: announced, received: received)
+            return SessionError.incompleteBody(expected: announced, received: outcome.body.count)
         }
         return nil
     }
@@ -411,6 +413,13 @@ final class RequestExecution: Sendable {
     }
 }
 
+extension TransportOutcome {
+    /// The same response and body, failed with `error`: no longer an answer from the cache.
+    fileprivate func failing(with error: any Error) -> TransportOutcome {
+        TransportOutcome(response: response, body: body, error: error)
+    }
+}
+
 extension Origin {
     /// Whether both URLs have an origin and it is the same one.
     fileprivate static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
@@ -424,7 +433,6 @@ extension Origin {
 private final class ExecutionRecord: Sendable {
     private struct State: Sendable {
         var lastSent: URLRequest?
-        var lastFromCache = false
         var attempts = 0
         var exchanges: [AttemptTiming] = []
     }
@@ -460,10 +468,7 @@ private final class ExecutionRecord: Sendable {
 
     func received(_ outcome: TransportOutcome, for request: URLRequest, attempt: Int, sentAt: ContinuousClock.Instant) {
         let timing = AttemptTiming(attempt: attempt, sent: sentAt, duration: .now - sentAt)
-        state.withLock { state in
-            state.exchanges.append(timing)
-            state.lastFromCache = outcome.isFromCache
-        }
+        state.withLock { $0.exchanges.append(timing) }
         monitors.emit { [id] in $0.responseReceived(outcome, for: request, id: id, timing: timing) }
     }
 
@@ -475,18 +480,14 @@ private final class ExecutionRecord: Sendable {
         monitors.emit { [id] in $0.requestRetrying(failure, delay: delay, id: id) }
     }
 
-    func finished(_ reported: TransportOutcome) {
-        let (request, metrics, fromCache) = state.withLock { state in
+    func finished(_ outcome: TransportOutcome) {
+        let (request, metrics) = state.withLock { state in
             (
                 state.lastSent ?? original,
-                RequestMetrics(exchanges: state.exchanges, attempts: state.attempts, duration: .now - createdAt),
-                state.lastFromCache
+                RequestMetrics(exchanges: state.exchanges, attempts: state.attempts, duration: .now - createdAt)
             )
         }
-        var outcome = reported
-        outcome.isFromCache = fromCache && reported.error == nil
-        let finalOutcome = outcome
-        monitors.emit { [id] in $0.requestFinished(finalOutcome, for: request, id: id, metrics: metrics) }
+        monitors.emit { [id] in $0.requestFinished(outcome, for: request, id: id, metrics: metrics) }
     }
 }
 
