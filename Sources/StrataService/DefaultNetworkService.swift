@@ -49,14 +49,24 @@ public struct DefaultNetworkService: NetworkService {
     /// a background queue, so a large form never holds up the caller (the main thread, in an app).
     @discardableResult
     public func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+        request(endpoint: endpoint, onlyResumesATask: false, completion: completion)
+    }
+
+    /// ``request(endpoint:completion:)`` for Strata's async methods: when `onlyResumesATask` is
+    /// true, `completion` only resumes a Swift task, and a ``/StrataSession/SessionManager`` may
+    /// call it on its transport's queue (see
+    /// ``/StrataSession/SessionManager/request(_:options:onlyResumesATask:completion:)``).
+    package func request(
+        endpoint: any Requestable, onlyResumesATask: Bool, completion: @escaping CompletionHandler
+    ) -> any NetworkCancellable {
         guard endpoint.bodyEncoding.isSlowToEncode else {
-            return send(endpoint, completion: completion)
+            return send(endpoint, onlyResumesATask: onlyResumesATask, completion: completion)
         }
         let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
         Self.encodingQueue.async {
             // A request cancelled while it waited is neither encoded nor sent.
             guard !call.isCompleted else { return }
-            call.attach(send(endpoint) { call.complete($0) })
+            call.attach(send(endpoint, onlyResumesATask: onlyResumesATask) { call.complete($0) })
         }
         return call
     }
@@ -66,7 +76,9 @@ public struct DefaultNetworkService: NetworkService {
         label: "Strata.NetworkService.encoding", qos: .userInitiated, attributes: .concurrent)
 
     /// Builds the request `endpoint` describes, sends it, and calls `completion` exactly once.
-    private func send(_ endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
+    private func send(
+        _ endpoint: any Requestable, onlyResumesATask: Bool, completion: @escaping CompletionHandler
+    ) -> any NetworkCancellable {
         let request: URLRequest
         do {
             request = try endpoint.urlRequest(with: configuration)
@@ -82,17 +94,20 @@ public struct DefaultNetworkService: NetworkService {
         options.originBoundHeaderNames.formUnion(
             configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
         let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
-        call.attach(
-            sessionManager.request(request, options: options) {
-                [destination = options.downloadDestination] data, response, error in
-                var result = NetworkError.result(data: data, response: response, error: error)
-                if case .success(var success) = result, let destination {
-                    success.fileURL = destination
-                    result = .success(success)
-                }
-                call.complete(result)
+        let completion: NetworkSessionManager.CompletionHandler = {
+            [destination = options.downloadDestination] data, response, error in
+            var result = NetworkError.result(data: data, response: response, error: error)
+            if case .success(var success) = result, let destination {
+                success.fileURL = destination
+                result = .success(success)
             }
-        )
+            call.complete(result)
+        }
+        if onlyResumesATask, let pipeline = sessionManager as? SessionManager {
+            call.attach(pipeline.request(request, options: options, onlyResumesATask: true, completion: completion))
+        } else {
+            call.attach(sessionManager.request(request, options: options, completion: completion))
+        }
         return call
     }
 }

@@ -22,7 +22,10 @@ extension NetworkService {
     /// - Throws: ``NetworkError``.
     public func request(endpoint: any Requestable) async throws(NetworkError) -> NetworkResponse {
         try await withCancellableCallback { completion in
-            request(endpoint: endpoint, completion: completion)
+            if let service = self as? DefaultNetworkService {
+                return service.request(endpoint: endpoint, onlyResumesATask: true, completion: completion)
+            }
+            return request(endpoint: endpoint, completion: completion)
         }.get()
     }
 }

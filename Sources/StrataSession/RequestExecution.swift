@@ -55,6 +55,9 @@ final class RequestExecution: Sendable {
     private let startDate = Date()
     /// What the monitors are told, if the manager has any.
     private let record: ExecutionRecord?
+    /// Whether a final success completes on the transport's queue (see
+    /// ``SessionManager/request(_:options:onlyResumesATask:completion:)``).
+    private let completesSuccessInline: Bool
     private let state = Locked(State())
 
     init(
@@ -62,9 +65,11 @@ final class RequestExecution: Sendable {
         request: URLRequest,
         options: RequestOptions,
         acceptableStatusCodes: Set<Int>,
+        completesSuccessInline: Bool,
         completion: @escaping NetworkSessionManager.CompletionHandler
     ) {
         self.core = core
+        self.completesSuccessInline = completesSuccessInline
         self.original = request
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = options.uploadProgress.map(ProgressRelay.init)
@@ -193,16 +198,22 @@ final class RequestExecution: Sendable {
                 request: adapted, uploadProgress: uploadProgress?.exchange(),
                 downloadDestination: download?.destination, downloadProgress: download?.progress?.exchange())
         ) { [self] outcome in
-            // What follows is the caller's code — redirect decisions, adapters, retriers, the
-            // completion and whatever the layers above do in it — and runs off the transport's
-            // queue (for URLSession, its one serial delegate queue), so none of it can hold up
-            // another transfer.
-            DispatchQueue.global().async { [self] in
+            let handle: @Sendable () -> Void = { [self] in
                 guard consume(step) else { return }
                 if let sentAt {
                     record?.received(outcome, for: adapted, attempt: attempt, sentAt: sentAt)
                 }
                 arrived(outcome, for: adapted, hop: hop)
+            }
+            // What follows is the caller's code — redirect decisions, adapters, retriers, the
+            // completion and whatever the layers above do in it — and runs off the transport's
+            // queue (for URLSession, its one serial delegate queue), so none of it can hold up
+            // another transfer. Only a success for a completion that resumes a task, which runs
+            // none of the caller's code, completes where it is.
+            if completesSuccessInline, isFinalSuccess(outcome, for: adapted) {
+                handle()
+            } else {
+                DispatchQueue.global().async(execute: handle)
             }
         }
         let isCurrent = state.withLock { state -> Bool in
@@ -247,7 +258,7 @@ final class RequestExecution: Sendable {
     /// An exchange's outcome for `request`: a redirect to follow, or the attempt's outcome.
     private func arrived(_ outcome: TransportOutcome, for request: URLRequest, hop: Hop) {
         guard outcome.error == nil, let response = outcome.response as? HTTPURLResponse,
-            [301, 302, 303, 307, 308].contains(response.statusCode),
+            Self.redirectStatusCodes.contains(response.statusCode),
             response.value(forHTTPHeaderField: "Location") != nil,
             let decide = redirectPolicy.decide
         else { return finish(outcome) }
@@ -384,6 +395,17 @@ final class RequestExecution: Sendable {
             }
         }
     }
+
+    /// Whether `outcome` ends the request as it is: a success that is no redirect to decide on.
+    private func isFinalSuccess(_ outcome: TransportOutcome, for request: URLRequest) -> Bool {
+        guard let status = (outcome.response as? HTTPURLResponse)?.statusCode,
+            !Self.redirectStatusCodes.contains(status)
+        else { return false }
+        return failure(of: request, outcome) == nil
+    }
+
+    /// The status codes of a redirect the pipeline follows.
+    private static let redirectStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
     /// The reason the outcome counts as a failure, or `nil` for success.
     private func failure(of request: URLRequest, _ outcome: TransportOutcome) -> (any Error)? {

@@ -19,6 +19,8 @@ import StrataCore
 /// retriers and the completion run on a global concurrent queue; progress closures on a serial
 /// queue of their request's, in order; event monitors on the manager's event queue. Adapters run
 /// where the attempt starts: on the caller's thread for the first, on a global queue after that.
+/// (The services' async methods, whose completion only resumes a task, take a success where the
+/// transport reports it: resuming the task is a hop of its own.)
 ///
 /// A request's `timeoutInterval` bounds each attempt as a whole — from sending it to the last byte
 /// of the final response, redirects included — on a timer of Strata's own, whatever the server does
@@ -131,11 +133,26 @@ public final class SessionManager: NetworkSessionManager {
         options: RequestOptions,
         completion: @escaping CompletionHandler
     ) -> any NetworkCancellable {
+        self.request(request, options: options, onlyResumesATask: false, completion: completion)
+    }
+
+    /// ``request(_:options:completion:)`` for Strata's own layers. When `onlyResumesATask` is true,
+    /// `completion` is Strata's code that ends by resuming a Swift task (the async methods of the
+    /// services): a success that needs no redirect decision then completes on the transport's
+    /// queue, without the hop to a global queue that protects the caller's code, since the task's
+    /// resumption is a hop of its own.
+    package func request(
+        _ request: URLRequest,
+        options: RequestOptions,
+        onlyResumesATask: Bool,
+        completion: @escaping CompletionHandler
+    ) -> any NetworkCancellable {
         let execution = RequestExecution(
             core: core,
             request: request,
             options: options,
             acceptableStatusCodes: options.acceptableStatusCodes ?? acceptableStatusCodes,
+            completesSuccessInline: onlyResumesATask,
             completion: completion
         )
         execution.start()

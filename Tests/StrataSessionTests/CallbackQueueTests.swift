@@ -76,6 +76,68 @@ import Testing
         #expect(reports.value == [50, 100])
     }
 
+    /// A transport that answers on a queue it can recognise: `/ok` with a `200`, `/fail` with a
+    /// `503`, `/moved` with a `302` to `/ok`.
+    private struct RecognisableQueueTransport: Transport {
+        static let key = DispatchSpecificKey<Bool>()
+        let queue: DispatchQueue = {
+            let queue = DispatchQueue(label: "strata.test.transport")
+            queue.setSpecific(key: key, value: true)
+            return queue
+        }()
+
+        func send(
+            _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
+        )
+            -> any NetworkCancellable
+        {
+            queue.async {
+                let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+                let status = ["/ok": 200, "/moved": 302][url.path] ?? 503
+                let headers = status == 302 ? ["Location": "/ok"] : [:]
+                let response = HTTPURLResponse(
+                    url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
+                completion(TransportOutcome(response: response))
+            }
+            return CancellationToken()
+        }
+
+        static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+    }
+
+    /// Only Strata's async methods, whose completion resumes a task and runs none of the caller's
+    /// code, are completed on the transport's queue, and only for a plain success: the caller's
+    /// completions, retriers and redirect decisions never run there.
+    @Test func onlyASuccessThatResumesATaskCompletesOnTheTransportsQueue() async throws {
+        let redirectDecidedThere = Locked<Bool?>(nil)
+        let retrierAskedThere = Locked<Bool?>(nil)
+        let retrier = CountingRetrier { _ in
+            retrierAskedThere.withLock { $0 = RecognisableQueueTransport.isCurrent }
+            return .doNotRetry
+        }
+        let manager = SessionManager(
+            transport: RecognisableQueueTransport(), retriers: [retrier],
+            redirectPolicy: .custom { next, _ in
+                redirectDecidedThere.withLock { $0 = RecognisableQueueTransport.isCurrent }
+                return next
+            })
+        func completesThere(_ path: String, onlyResumesATask: Bool) async throws -> Bool {
+            let url = try #require(URL(string: "https://api.example.com\(path)"))
+            return await withCheckedContinuation { continuation in
+                manager.request(URLRequest(url: url), options: RequestOptions(), onlyResumesATask: onlyResumesATask) {
+                    _, _, _ in continuation.resume(returning: RecognisableQueueTransport.isCurrent)
+                }
+            }
+        }
+        #expect(try await completesThere("/ok", onlyResumesATask: true))
+        #expect(try await !completesThere("/ok", onlyResumesATask: false))
+        #expect(try await !completesThere("/fail", onlyResumesATask: true))
+        #expect(retrierAskedThere.value == false)
+        // The redirect is decided off the queue; the success it leads to then completes there.
+        #expect(try await completesThere("/moved", onlyResumesATask: true))
+        #expect(redirectDecidedThere.value == false)
+    }
+
     /// A monitor that blocks until the test lets it go: requests complete meanwhile, since hooks run
     /// on the event queue, not where the transport delivers.
     @Test func aBlockedMonitorHoldsUpNoRequest() async throws {
