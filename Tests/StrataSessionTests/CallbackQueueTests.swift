@@ -124,7 +124,8 @@ import Testing
         func completesThere(_ path: String, onlyResumesATask: Bool) async throws -> Bool {
             let url = try #require(URL(string: "https://api.example.com\(path)"))
             return await withCheckedContinuation { continuation in
-                manager.request(URLRequest(url: url), options: RequestOptions(), onlyResumesATask: onlyResumesATask) {
+                _ = manager.request(URLRequest(url: url), options: RequestOptions(), onlyResumesATask: onlyResumesATask)
+                {
                     _, _, _ in continuation.resume(returning: RecognisableQueueTransport.isCurrent)
                 }
             }
