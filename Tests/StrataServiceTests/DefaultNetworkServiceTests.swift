@@ -381,3 +381,69 @@ extension Result {
         #expect(recorders.allSatisfy { $0.callCount == 1 })
     }
 }
+
+/// A transport that answers before `send` returns, as a test double may: `/ok` with a `200` and a
+/// body, anything else with a `503`.
+private struct AnswersAtOnce: Transport {
+    let sent = Locked(0)
+
+    func send(
+        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
+    )
+        -> any NetworkCancellable
+    {
+        sent.withLock { $0 += 1 }
+        let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+        let status = url.path.hasSuffix("/ok") ? 200 : 503
+        let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: [:])
+        completion(TransportOutcome(response: response, body: Data("{\"id\":1}".utf8)))
+        return CancellationToken()
+    }
+}
+
+/// Retries a failure once, and counts the failures it was asked about.
+private struct RetriesOnce: RequestRetrier {
+    let asked = Locked(0)
+
+    func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
+        asked.withLock { $0 += 1 }
+        completion(failure.attemptCount < 2 ? .retry : .doNotRetry)
+    }
+}
+
+/// The async methods take a success where the transport reports it; with a transport that reports
+/// before `send` returns, the whole request completes inside the call, once, and failures still
+/// reach the retriers.
+@Suite struct AsyncOverASynchronousTransportTests {
+    @Test func successesAndFailuresCompleteOnceWhenTheTransportAnswersAtOnce() async throws {
+        let transport = AnswersAtOnce()
+        let retrier = RetriesOnce()
+        let service = DefaultNetworkService(
+            configuration: configuration, sessionManager: SessionManager(transport: transport, retriers: [retrier]))
+        for _ in 0..<100 {
+            let response = try await service.request(endpoint: Endpoint<Void>(path: "ok"))
+            #expect(response.statusCode == 200)
+            #expect(response.body == Data("{\"id\":1}".utf8))
+        }
+        #expect(transport.sent.value == 100)
+        await #expect(throws: NetworkError.self) { try await service.request(endpoint: Endpoint<Void>(path: "down")) }
+        #expect(retrier.asked.value == 2)
+        #expect(transport.sent.value == 102)
+    }
+
+    @Test func aCancelledTaskStillEndsOnceWhenTheAnswerCameFirst() async throws {
+        let service = DefaultNetworkService(
+            configuration: configuration, sessionManager: SessionManager(transport: AnswersAtOnce()))
+        for _ in 0..<100 {
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await service.request(endpoint: Endpoint<Void>(path: "ok"))
+            }
+            // Cancelled before it started: either outcome is right, and it ends.
+            switch await task.result {
+            case .success(let response): #expect(response.statusCode == 200)
+            case .failure(let error): #expect((error as? NetworkError)?.isCancelled == true)
+            }
+        }
+    }
+}
