@@ -15,35 +15,36 @@
 /// })
 /// return call
 /// ```
-public final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
-    private struct State: Sendable {
-        var completion: (@Sendable (Value) -> Void)?
-        var operation: (any NetworkCancellable)?
-        var isCancelled = false
-    }
-
-    private let state: Locked<State>
+public final class CancellableCompletion<Value: Sendable>:
+    NetworkCancellable, @unchecked Sendable  // Sendable: `lock` guards the `var`s.
+{
+    // The state is kept in the object, under a lock of a concrete type, rather than in a
+    // `Locked<State>` generic over `Value`: making one of those looks up two generic types at run
+    // time, on every request, in every layer. The lock holds whether `cancel()` was called.
+    private let lock = Locked(false)
+    private var completion: (@Sendable (Value) -> Void)?
+    private var operation: (any NetworkCancellable)?
     private let cancelledValue: Value?
 
     /// Wraps `completion`, which a cancellation calls with `cancelledValue`.
     public init(cancelledWith cancelledValue: Value, _ completion: @escaping @Sendable (Value) -> Void) {
         self.cancelledValue = cancelledValue
-        state = Locked(State(completion: completion))
+        self.completion = completion
     }
 
     /// Wraps `completion`, which only ``complete(_:)`` calls: a cancellation cancels the attached
     /// operation, and the outcome of that comes through ``complete(_:)``.
     public init(_ completion: @escaping @Sendable (Value) -> Void) {
         self.cancelledValue = nil
-        state = Locked(State(completion: completion))
+        self.completion = completion
     }
 
     /// Cancelling cancels `operation` too; if this is already cancelled, `operation` is cancelled now.
     public func attach(_ operation: any NetworkCancellable) {
-        let cancelNow = state.withLock { state -> Bool in
-            if state.isCancelled { return true }
+        let cancelNow = lock.withLock { cancelled -> Bool in
+            if cancelled { return true }
             // Once completed there is nothing left to stop, and nothing is kept alive for it.
-            if state.completion != nil { state.operation = operation }
+            if completion != nil { self.operation = operation }
             return false
         }
         if cancelNow {
@@ -55,9 +56,9 @@ public final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
     /// - Returns: `true` if this call ran the completion, `false` if it had already run.
     @discardableResult
     public func complete(_ value: Value) -> Bool {
-        let completion = state.withLock { state -> (@Sendable (Value) -> Void)? in
-            defer { (state.completion, state.operation) = (nil, nil) }
-            return state.completion
+        let completion = lock.withLock { _ -> (@Sendable (Value) -> Void)? in
+            defer { (self.completion, operation) = (nil, nil) }
+            return self.completion
         }
         guard let completion else { return false }
         completion(value)
@@ -66,25 +67,25 @@ public final class CancellableCompletion<Value: Sendable>: NetworkCancellable {
 
     /// Whether the completion has run.
     public var isCompleted: Bool {
-        state.withLock { $0.completion == nil }
+        lock.withLock { _ in completion == nil }
     }
 
     /// Whether ``cancel()`` was called.
     public var isCancelled: Bool {
-        state.withLock { $0.isCancelled }
+        lock.value
     }
 
     /// Completes with the cancelled value, if there is one, unless already completed; then cancels
     /// the attached operation. Idempotent and thread-safe.
     public func cancel() {
-        let (completion, operation) = state.withLock {
-            state -> ((@Sendable (Value) -> Void)?, (any NetworkCancellable)?) in
-            guard !state.isCancelled else { return (nil, nil) }
-            state.isCancelled = true
-            defer { state.operation = nil }
-            guard cancelledValue != nil else { return (nil, state.operation) }
-            defer { state.completion = nil }
-            return (state.completion, state.operation)
+        let (completion, operation) = lock.withLock {
+            cancelled -> ((@Sendable (Value) -> Void)?, (any NetworkCancellable)?) in
+            guard !cancelled else { return (nil, nil) }
+            cancelled = true
+            defer { self.operation = nil }
+            guard cancelledValue != nil else { return (nil, self.operation) }
+            defer { self.completion = nil }
+            return (self.completion, self.operation)
         }
         if let completion, let cancelledValue {
             completion(cancelledValue)
