@@ -227,21 +227,26 @@ package enum JSONNesting {
         }
     }
 
-    /// How many bytes of `bytes` are `[` or `{`, counted eight at a time without a branch per byte.
+    /// How many bytes of `bytes` are `[` or `{`, counted sixteen at a time without a branch per byte.
     package static func openingBrackets(in bytes: UnsafeRawBufferPointer) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101
+        // `[` (0x5B) and `{` (0x7B) differ only in bit 0x20, and no other byte becomes 0x7B with
+        // it set: after setting it, the bytes equal to 0x7B are exactly theirs.
+        let caseBit = SIMD16<UInt8>(repeating: 0x20)
+        let brace = SIMD16<UInt8>(repeating: UInt8(ascii: "{"))
         var count = 0
         var offset = 0
-        while offset + 8 <= bytes.count {
-            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            // `[` (0x5B) and `{` (0x7B) differ only in bit 0x20, and no other byte becomes 0x7B with
-            // it set: after the fold and the XOR, exactly their bytes are zero.
-            let folded = (word | 0x20 &* ones) ^ (0x7B &* ones)
-            // The high bit of each zero byte, and nothing else: adding 0x7F to the low seven bits
-            // never carries into the next byte.
-            let low = 0x7F &* ones
-            count &+= (~(((folded & low) &+ low) | folded | low)).nonzeroBitCount
-            offset += 8
+        while offset + 16 <= bytes.count {
+            // Up to 255 chunks are counted lane by lane before a lane could overflow.
+            var lanes = SIMD16<UInt8>()
+            let end = min(bytes.count - 15, offset + 255 * 16)
+            while offset < end {
+                let chunk = bytes.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+                lanes &+= SIMD16<UInt8>(repeating: 0).replacing(with: 1, where: chunk | caseBit .== brace)
+                offset += 16
+            }
+            for lane in 0..<16 {
+                count &+= Int(lanes[lane])
+            }
         }
         while offset < bytes.count {
             count &+= bytes[offset] | 0x20 == UInt8(ascii: "{") ? 1 : 0

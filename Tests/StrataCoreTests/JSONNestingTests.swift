@@ -12,7 +12,10 @@ import Testing
         let random = Data((0..<4_096).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let brackets = Data(
             (0..<300).map { _ in [0x5B, 0x7B, 0x5D, 0x7D, 0x3B, 0xDB, 0xFB][Int.random(in: 0..<7, using: &generator)] })
-        for document in [everyByte, random, brackets, Data(), Data("[".utf8)] {
+        // Long runs of brackets fill every lane to its limit (255 per lane) before the count is taken.
+        let longRun =
+            Data(repeating: UInt8(ascii: "["), count: 10_000) + Data(repeating: UInt8(ascii: "{"), count: 5_000)
+        for document in [everyByte, random, brackets, longRun, Data(), Data("[".utf8)] {
             for start in 0..<min(9, document.count + 1) {
                 for length in [0, 1, 7, 8, 9, 15, 16, 17, document.count - start] where start + length <= document.count
                 {
