@@ -22,10 +22,21 @@ extension NetworkService {
     /// - Throws: ``NetworkError``.
     public func request(endpoint: any Requestable) async throws(NetworkError) -> NetworkResponse {
         try await withCancellableCallback { completion in
-            if let service = self as? DefaultNetworkService {
-                return service.request(endpoint: endpoint, onlyResumesATask: true, completion: completion)
-            }
-            return request(endpoint: endpoint, completion: completion)
+            request(endpoint: endpoint, resumingATask: completion)
         }.get()
+    }
+
+    /// ``request(endpoint:completion:)`` for a completion that only resumes a Swift task: through a
+    /// ``DefaultNetworkService`` it may run on the transport's queue, without a hop of its own (see
+    /// ``DefaultNetworkService/request(endpoint:onlyResumesATask:completion:)``).
+    package func request(
+        endpoint: any Requestable, resumingATask completion: @escaping CompletionHandler
+    )
+        -> any NetworkCancellable
+    {
+        guard let service = self as? DefaultNetworkService else {
+            return request(endpoint: endpoint, completion: completion)
+        }
+        return service.request(endpoint: endpoint, onlyResumesATask: true, completion: completion)
     }
 }

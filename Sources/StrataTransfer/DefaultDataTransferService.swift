@@ -104,11 +104,7 @@ public struct DefaultDataTransferService: DataTransferService {
         return try await withCancellableCallback { completion in
             // Cancelling completes at once, even if the network service were never to answer.
             let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
-            if let service = networkService as? DefaultNetworkService {
-                call.attach(service.request(endpoint: endpoint, onlyResumesATask: true) { call.complete($0) })
-            } else {
-                call.attach(networkService.request(endpoint: endpoint) { call.complete($0) })
-            }
+            call.attach(networkService.request(endpoint: endpoint, resumingATask: { call.complete($0) }))
             return call
         }.mapError { Self.resolve($0, with: resolver) }.get()
     }
