@@ -20,6 +20,10 @@ package struct Locked<State: Sendable>: @unchecked Sendable {  // Sendable: the 
     }
 
     /// Runs `body` with exclusive access to the state.
+    ///
+    /// Always inlined: a call left generic over `Result` looks up `Result`'s type at run time when
+    /// it depends on a caller's generic parameter (a completion's value type), on every request.
+    @inline(__always)
     package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { state, lock in
             LockPrimitive.lock(lock)

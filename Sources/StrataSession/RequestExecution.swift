@@ -156,7 +156,8 @@ final class RequestExecution: Sendable {
     /// The attempt's deadline has passed: whatever it was waiting for, it fails with a timeout.
     func deadlinePassed(attempt: Int) {
         guard let request = endAttempt(attempt) else { return }
-        judge(request, TransportOutcome(error: URLError(.timedOut)))
+        let error = URLError(.timedOut)
+        judge(request, TransportOutcome(error: error), failure: error)
     }
 
     // MARK: - One hop: adapt, check, send
@@ -198,19 +199,22 @@ final class RequestExecution: Sendable {
                 request: adapted, uploadProgress: uploadProgress?.exchange(),
                 downloadDestination: download?.destination, downloadProgress: download?.progress?.exchange())
         ) { [self] outcome in
+            // Judged once, here: whether it failed decides both the queue and, later, the retriers.
+            let failure = self.failure(of: adapted, outcome)
             let handle: @Sendable () -> Void = { [self] in
                 guard consume(step) else { return }
                 if let sentAt {
                     record?.received(outcome, for: adapted, attempt: attempt, sentAt: sentAt)
                 }
-                arrived(outcome, for: adapted, hop: hop)
+                arrived(outcome, failure: failure, for: adapted, hop: hop)
             }
             // What follows is the caller's code — redirect decisions, adapters, retriers, the
             // completion and whatever the layers above do in it — and runs off the transport's
             // queue (for URLSession, its one serial delegate queue), so none of it can hold up
             // another transfer. Only a success for a completion that resumes a task, which runs
-            // none of the caller's code, completes where it is.
-            if completesSuccessInline, isFinalSuccess(outcome, for: adapted) {
+            // none of the caller's code, completes where it is (a success is never a redirect:
+            // a 3xx is acceptable only when the caller says so).
+            if completesSuccessInline, failure == nil, !isRedirect(outcome) {
                 handle()
             } else {
                 DispatchQueue.global().async(execute: handle)
@@ -255,26 +259,34 @@ final class RequestExecution: Sendable {
 
     // MARK: - Outcomes
 
-    /// An exchange's outcome for `request`: a redirect to follow, or the attempt's outcome.
-    private func arrived(_ outcome: TransportOutcome, for request: URLRequest, hop: Hop) {
-        guard outcome.error == nil, let response = outcome.response as? HTTPURLResponse,
-            Self.redirectStatusCodes.contains(response.statusCode),
+    /// An exchange's outcome for `request`, and why it failed if it did: a redirect to follow, or
+    /// the attempt's outcome.
+    private func arrived(_ outcome: TransportOutcome, failure: (any Error)?, for request: URLRequest, hop: Hop) {
+        guard isRedirect(outcome), let response = outcome.response as? HTTPURLResponse,
             response.value(forHTTPHeaderField: "Location") != nil,
             let decide = redirectPolicy.decide
-        else { return finish(outcome) }
-        follow(response, of: request, hop: hop, decide: decide, otherwise: outcome)
+        else { return finish(outcome, failure: failure) }
+        follow(response, of: request, hop: hop, decide: decide, otherwise: outcome, failure: failure)
+    }
+
+    /// Whether `outcome` is a response of a redirect status, which the policy may follow.
+    private func isRedirect(_ outcome: TransportOutcome) -> Bool {
+        guard outcome.error == nil, let status = (outcome.response as? HTTPURLResponse)?.statusCode else {
+            return false
+        }
+        return Self.redirectStatusCodes.contains(status)
     }
 
     /// Follows the redirect `response` to `request` as `decide` says, or ends the attempt with
-    /// `outcome` when it says no.
+    /// `outcome` (which failed with `failure`, if it did) when it says no.
     private func follow(
         _ response: HTTPURLResponse, of request: URLRequest, hop: Hop, decide: RedirectPolicy.Decision,
-        otherwise outcome: TransportOutcome
+        otherwise outcome: TransportOutcome, failure: (any Error)?
     ) {
         do {
             var next = try nextHop(after: hop, sent: request, response: response)
             // The policy decides with no lock held: it may start requests of its own.
-            guard let decided = decide(next.base, response) else { return finish(outcome) }
+            guard let decided = decide(next.base, response) else { return finish(outcome, failure: failure) }
             if decided.url != next.base.url {
                 guard let url = decided.url else { throw RedirectError.invalidLocation("") }
                 try redirectPolicy.check(from: request.url, to: url)
@@ -288,7 +300,7 @@ final class RequestExecution: Sendable {
             record?.redirected(response, to: next.base)
             adapt(next, step: step)
         } catch {
-            finish(outcome.failing(with: error))
+            finish(outcome.failing(with: error), failure: error)
         }
     }
 
@@ -351,10 +363,10 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// The attempt is over with `outcome`, which the retriers judge if it is a failure.
-    private func finish(_ outcome: TransportOutcome) {
+    /// The attempt is over with `outcome`, which the retriers judge if it failed with `failure`.
+    private func finish(_ outcome: TransportOutcome, failure: (any Error)?) {
         guard let request = endAttempt() else { return }
-        judge(request, outcome)
+        judge(request, outcome, failure: failure)
     }
 
     /// The request fails with `error` before anything was sent for this hop (an adapter failed, or
@@ -364,10 +376,10 @@ final class RequestExecution: Sendable {
         call.complete(TransportOutcome(error: error))
     }
 
-    /// Completes with `outcome` if it is a success; otherwise asks the retriers.
-    private func judge(_ request: URLRequest, _ outcome: TransportOutcome) {
+    /// Completes with `outcome` if it is a success (no `failure`); otherwise asks the retriers.
+    private func judge(_ request: URLRequest, _ outcome: TransportOutcome, failure error: (any Error)?) {
         guard !call.isCancelled else { return }
-        guard let error = failure(of: request, outcome) else {
+        guard let error else {
             call.complete(outcome)
             return
         }
@@ -396,29 +408,29 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// Whether `outcome` ends the request as it is: a success that is no redirect to decide on.
-    private func isFinalSuccess(_ outcome: TransportOutcome, for request: URLRequest) -> Bool {
-        guard let status = (outcome.response as? HTTPURLResponse)?.statusCode,
-            !Self.redirectStatusCodes.contains(status)
-        else { return false }
-        return failure(of: request, outcome) == nil
-    }
-
     /// The status codes of a redirect the pipeline follows.
     private static let redirectStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
     /// The reason the outcome counts as a failure, or `nil` for success.
+    ///
+    /// A body shorter than its `Content-Length` is a failure (the connection ended early), except
+    /// where the length is not the body's: a compressed body (the transport delivers it decoded),
+    /// a download (written to a file), and responses that have no body whatever their headers say
+    /// — to `HEAD`, and `1xx`, `204` and `304` (RFC 9110, 6.4.1).
     private func failure(of request: URLRequest, _ outcome: TransportOutcome) -> (any Error)? {
         if let error = outcome.error { return error }
         guard let response = outcome.response as? HTTPURLResponse else { return SessionError.invalidResponse }
-        guard acceptableStatusCodes.contains(response.statusCode) else {
-            return SessionError.unacceptableStatusCode(response.statusCode)
+        let status = response.statusCode
+        guard acceptableStatusCodes.contains(status) else {
+            return SessionError.unacceptableStatusCode(status)
         }
-        if download == nil, request.httpMethod != "HEAD", response.value(forHTTPHeaderField: "Content-Encoding") == nil,
-            let announced = response.value(forHTTPHeaderField: "Content-Length").flatMap({ Int($0) }),
-            outcome.body.count < announced
+        // `expectedContentLength` is the `Content-Length` header, parsed once when the response was made.
+        let announced = response.expectedContentLength
+        if announced > Int64(outcome.body.count), download == nil, status >= 200, status != 204, status != 304,
+            request.httpMethod != HTTPMethod.head.rawValue,
+            response.value(forHTTPHeaderField: "Content-Encoding") == nil
         {
-            return SessionError.incompleteBody(expected: announced, received: outcome.body.count)
+            return SessionError.incompleteBody(expected: Int(clamping: announced), received: outcome.body.count)
         }
         return nil
     }

@@ -69,6 +69,27 @@ func isCancelled(_ error: (any Error)?) -> Bool {
         #expect(outcome.error as? SessionError == .incompleteBody(expected: 100, received: 5))
     }
 
+    /// Where `Content-Length` is not the length of the body delivered, a shorter body is no failure:
+    /// a compressed body arrives decoded, and `HEAD`, `204` and `304` responses have no body.
+    @Test(arguments: [
+        (method: "GET", status: 200, headers: ["Content-Length": "100", "Content-Encoding": "gzip"]),
+        (method: "HEAD", status: 200, headers: ["Content-Length": "100"]),
+        (method: "GET", status: 204, headers: ["Content-Length": "100"]),
+        (method: "GET", status: 304, headers: ["Content-Length": "100"]),
+    ])
+    func aContentLengthThatIsNotTheBodysIsNoFailure(method: String, status: Int, headers: [String: String]) async throws
+    {
+        let stub = URLProtocolStub { _ in .response(statusCode: status, headers: headers, body: Data("short".utf8)) }
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(), acceptableStatusCodes: [200, 204, 304])
+        var request = URLRequest(url: stub.baseURL)
+        request.httpMethod = method
+        let (recorder, _) = send(request, through: manager)
+        let outcome = try #require(await recorder.first())
+        #expect(outcome.error == nil)
+        #expect((outcome.response as? HTTPURLResponse)?.statusCode == status)
+    }
+
     @Test func aTransportErrorIsDeliveredAsIs() async throws {
         let stub = URLProtocolStub { _ in .failure(URLError(.cannotConnectToHost)) }
         let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
