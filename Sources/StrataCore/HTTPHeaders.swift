@@ -50,7 +50,7 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
 
     /// Creates a list from fields in no particular order, sorted by name as a dictionary's are.
     package init(sortingByName fields: [HTTPHeader]) {
-        self.fields = fields.sorted { $0.name.lowercased() < $1.name.lowercased() }
+        self.fields = fields.sorted { $0.name.caseInsensitivelyPrecedes($1.name) }
     }
 
     /// Creates a list from a literal, keeping the literal's order.
@@ -174,6 +174,12 @@ extension String {
         // Field names are ASCII tokens (RFC 9110 §5.1): comparing their bytes folded to lowercase
         // allocates nothing, unlike `lowercased()` on a name longer than 15 bytes.
         utf8.elementsEqual(other.utf8) { Self.asciiLowercase($0) == Self.asciiLowercase($1) }
+    }
+
+    /// Whether this name sorts before `other` with ASCII letters folded to lowercase; the order of
+    /// `lowercased()` for ASCII names, without allocating (every response's fields are sorted).
+    fileprivate func caseInsensitivelyPrecedes(_ other: String) -> Bool {
+        utf8.lexicographicallyPrecedes(other.utf8) { Self.asciiLowercase($0) < Self.asciiLowercase($1) }
     }
 
     private static func asciiLowercase(_ byte: UInt8) -> UInt8 {

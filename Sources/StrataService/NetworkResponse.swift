@@ -14,7 +14,10 @@ public struct NetworkResponse: Hashable, Sendable, CustomStringConvertible, Cust
     /// The status code.
     public var statusCode: Int
     /// The response headers; names compare without case.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { fields.headers }
+        set { fields = Fields(newValue) }
+    }
     /// The body, empty when there was none.
     public var body: Data
     /// The URL the response came from (after redirects).
@@ -22,27 +25,83 @@ public struct NetworkResponse: Hashable, Sendable, CustomStringConvertible, Cust
     /// Where the body was saved, for a download (the body itself is then empty).
     public var fileURL: URL?
 
+    private var fields: Fields
+
     /// Creates a response.
     public init(statusCode: Int, headers: HTTPHeaders = [:], body: Data = Data(), url: URL? = nil) {
         self.statusCode = statusCode
-        self.headers = headers
+        self.fields = Fields(headers)
         self.body = body
         self.url = url
     }
 
-    /// Creates a response from what `URLSession` delivered.
+    /// Creates a response from what `URLSession` delivered. Its header fields are read from
+    /// `response` the first time ``headers`` is.
     public init(_ response: HTTPURLResponse, body: Data?) {
-        let allFields = response.allHeaderFields
-        var fields: [HTTPHeader] = []
-        fields.reserveCapacity(allFields.count)
-        for (name, value) in allFields {
-            if let name = name as? String, let value = value as? String {
-                fields.append(HTTPHeader(name: name, value: value))
+        self.statusCode = response.statusCode
+        self.fields = Fields(response)
+        self.body = body ?? Data()
+        self.url = response.url
+    }
+
+    public static func == (lhs: NetworkResponse, rhs: NetworkResponse) -> Bool {
+        lhs.statusCode == rhs.statusCode && lhs.body == rhs.body && lhs.url == rhs.url && lhs.fileURL == rhs.fileURL
+            && lhs.headers == rhs.headers
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(statusCode)
+        hasher.combine(headers)
+        hasher.combine(body)
+        hasher.combine(url)
+        hasher.combine(fileURL)
+    }
+
+    /// The header fields, converted from the `HTTPURLResponse` once, when first read.
+    ///
+    /// On Linux, reading `allHeaderFields` and casting each name and value from `Any` costs more
+    /// than the rest of the service layer's work for a response, and most callers only decode
+    /// the body. Copies of a response share the conversion.
+    private struct Fields: Sendable {
+        private enum Source: Sendable {
+            case converted(HTTPHeaders)
+            case response(HTTPURLResponse)
+        }
+
+        private let source: Locked<Source>
+
+        init(_ headers: HTTPHeaders) {
+            source = Locked(.converted(headers))
+        }
+
+        init(_ response: HTTPURLResponse) {
+            source = Locked(.response(response))
+        }
+
+        var headers: HTTPHeaders {
+            source.withLock { source in
+                switch source {
+                case .converted(let headers):
+                    return headers
+                case .response(let response):
+                    let headers = Self.headers(of: response)
+                    source = .converted(headers)
+                    return headers
+                }
             }
         }
-        self.init(
-            statusCode: response.statusCode, headers: HTTPHeaders(sortingByName: fields), body: body ?? Data(),
-            url: response.url)
+
+        private static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
+            let allFields = response.allHeaderFields
+            var fields: [HTTPHeader] = []
+            fields.reserveCapacity(allFields.count)
+            for (name, value) in allFields {
+                if let name = name as? String, let value = value as? String {
+                    fields.append(HTTPHeader(name: name, value: value))
+                }
+            }
+            return HTTPHeaders(sortingByName: fields)
+        }
     }
 
     /// The body as UTF-8 text, or `nil` when it is not valid UTF-8.

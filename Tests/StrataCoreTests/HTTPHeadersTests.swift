@@ -65,6 +65,21 @@ import Testing
         #expect(headers.map(\.name) == ["A", "b", "c"])
     }
 
+    @Test func sortingByNameOrdersAsLowercasedNamesDo() {
+        // Prefixes, mixed case, and characters between "Z" and "a" in ASCII ("[", "_", "`").
+        let names = [
+            "Content-Type", "content-length", "Content", "X-A_B", "x-ab", "X-A[", "x-a`", "ETag", "etag-2", "A", "b",
+            "Set-Cookie", "SET-COOKIE2", "~tilde", "0-digit", "Z", "zz",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<50 {
+            let fields = names.shuffled(using: &generator).map { HTTPHeader(name: $0, value: "v") }
+            let sorted = HTTPHeaders(Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0.value) }))
+            let expected = names.sorted { $0.lowercased() < $1.lowercased() }
+            #expect(sorted.map(\.name) == expected)
+        }
+    }
+
     @Test func equalityAndHashingIgnoreNameCaseButNotOrderOrValues() {
         let lower: HTTPHeaders = ["accept": "x"]
         let upper: HTTPHeaders = ["ACCEPT": "x"]
