@@ -44,11 +44,13 @@ public struct NetworkResponse: Hashable, Sendable, CustomStringConvertible, Cust
         self.url = response.url
     }
 
+    /// Whether both have the same status, header fields (names without case), body and URLs.
     public static func == (lhs: NetworkResponse, rhs: NetworkResponse) -> Bool {
         lhs.statusCode == rhs.statusCode && lhs.body == rhs.body && lhs.url == rhs.url && lhs.fileURL == rhs.fileURL
             && lhs.headers == rhs.headers
     }
 
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(statusCode)
         hasher.combine(headers)
