@@ -2,26 +2,56 @@
 /// resumes the caller, and cancelling the Swift task cancels the operation.
 ///
 /// A task already cancelled still starts the operation and cancels it at once, so the operation's
-/// own cancellation path (and its exactly-once completion) produces the result.
+/// own cancellation path (and its exactly-once completion) produces the result. With a
+/// `cancelledValue`, cancelling returns it at once instead, whether or not the operation answers.
 package func withCancellableCallback<Success: Sendable, Failure: Error>(
+    cancelledWith cancelledValue: Result<Success, Failure>? = nil,
     _ start: (@escaping @Sendable (Result<Success, Failure>) -> Void) -> any NetworkCancellable
 ) async -> Result<Success, Failure> {
     // The call guards the one completion and orders cancellation with the start: cancelling before
-    // the operation is attached cancels it as it is attached. The continuation exists only inside
-    // the closure below, so the completion finds it in its own box.
-    let continuation = Locked<CheckedContinuation<Result<Success, Failure>, Never>?>(nil)
-    let call = CancellableCompletion<Result<Success, Failure>> { result in
-        continuation.withLock { continuation in
-            defer { continuation = nil }
+    // the operation is attached cancels it as it is attached. A cancelled value can arrive before
+    // the caller waits (the task was cancelled before it began), so the box keeps it until then.
+    let waiter = Locked<Waiter<Result<Success, Failure>>>(.notWaiting)
+    let resume: @Sendable (Result<Success, Failure>) -> Void = { result in
+        waiter.withLock { waiter -> CheckedContinuation<Result<Success, Failure>, Never>? in
+            guard case .waiting(let continuation) = waiter else {
+                waiter = .arrived(result)
+                return nil
+            }
+            waiter = .resumed
             return continuation
         }?.resume(returning: result)
     }
+    let call =
+        if let cancelledValue {
+            CancellableCompletion(cancelledWith: cancelledValue, resume)
+        } else {
+            CancellableCompletion(resume)
+        }
     return await withTaskCancellationHandler {
-        await withCheckedContinuation { resume in
-            continuation.withLock { $0 = resume }
+        await withCheckedContinuation { continuation in
+            let arrived = waiter.withLock { waiter -> Result<Success, Failure>? in
+                guard case .arrived(let result) = waiter else {
+                    waiter = .waiting(continuation)
+                    return nil
+                }
+                waiter = .resumed
+                return result
+            }
             call.attach(start { call.complete($0) })
+            if let arrived {
+                continuation.resume(returning: arrived)
+            }
         }
     } onCancel: {
         call.cancel()
     }
+}
+
+/// Where the caller of ``withCancellableCallback(cancelledWith:_:)`` is in its wait.
+private enum Waiter<Value: Sendable>: Sendable {
+    case notWaiting
+    case arrived(Value)
+    case waiting(CheckedContinuation<Value, Never>)
+    case resumed
 }

@@ -101,11 +101,9 @@ public struct DefaultDataTransferService: DataTransferService {
     /// The response to `endpoint`, its failure resolved.
     private func response(for endpoint: any Requestable) async throws(DataTransferError) -> NetworkResponse {
         let resolver = errorResolver
-        return try await withCancellableCallback { completion in
-            // Cancelling completes at once, even if the network service were never to answer.
-            let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
-            call.attach(networkService.request(endpoint: endpoint, resumingATask: { call.complete($0) }))
-            return call
+        // Cancelling completes at once, even if the network service were never to answer.
+        return try await withCancellableCallback(cancelledWith: .failure(.cancelled)) { completion in
+            networkService.request(endpoint: endpoint, resumingATask: completion)
         }.mapError { Self.resolve($0, with: resolver) }.get()
     }
 
