@@ -7,45 +7,72 @@
 package enum PercentEncoding {
     /// `text` with every byte outside the query-component set written as `%XX`.
     package static func encodeQueryComponent(_ text: String) -> String {
-        encode(text, keeping: "-._~/?")
+        encode(text, keeping: isQueryComponentByte)
     }
 
     /// `text` with every byte that cannot stand in a URL path percent-encoded: RFC 3986 `pchar`
     /// and `/` are kept, and so is `%`, so escapes already in the text stay as they are.
     package static func encodePath(_ text: String) -> String {
-        encode(text, keeping: "-._~!$&'()*+,;=:@/%")
+        encode(text, keeping: isPathByte)
     }
 
-    /// `text` with every byte that is not an ASCII letter or digit, or one of `kept`, written as
-    /// `%XX` (uppercase hex digits).
-    package static func encode(_ text: String, keeping kept: StaticString) -> String {
-        let keptBytes = UnsafeBufferPointer(start: kept.utf8Start, count: kept.utf8CodeUnitCount)
-        func isKept(_ byte: UInt8) -> Bool {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return true
-            default:
-                return keptBytes.contains(byte)
+    /// Whether `byte` stands in a query key or value as it is.
+    private static func isQueryComponentByte(_ byte: UInt8) -> Bool {
+        isASCIILetterOrDigit(byte) || contains("-._~/?", byte)
+    }
+
+    /// Whether `byte` stands in a path as it is (see ``encodePath(_:)``).
+    package static func isPathByte(_ byte: UInt8) -> Bool {
+        isASCIILetterOrDigit(byte) || contains("-._~!$&'()*+,;=:@/%", byte)
+    }
+
+    /// Writes `bytes` to `buffer` from `count`, each byte that `isKept` refuses as `%XX` (uppercase
+    /// hex digits), and advances `count`. The buffer needs room for three bytes per byte.
+    package static func write(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        keeping isKept: (UInt8) -> Bool,
+        to buffer: UnsafeMutableBufferPointer<UInt8>,
+        at count: inout Int
+    ) {
+        for byte in bytes {
+            if isKept(byte) {
+                buffer[count] = byte
+                count += 1
+            } else {
+                buffer[count] = UInt8(ascii: "%")
+                buffer[count + 1] = hexDigits[Int(byte >> 4)]
+                buffer[count + 2] = hexDigits[Int(byte & 0x0F)]
+                count += 3
             }
         }
+    }
+
+    /// `text` with every byte that `isKept` refuses written as `%XX`.
+    private static func encode(_ text: String, keeping isKept: (UInt8) -> Bool) -> String {
         // Most keys and values need no escape: they are returned as they are, without copying.
         guard text.utf8.contains(where: { !isKept($0) }) else { return text }
-        return String(unsafeUninitializedCapacity: text.utf8.count * 3) { buffer in
-            var count = 0
-            for byte in text.utf8 {
-                if isKept(byte) {
-                    buffer[count] = byte
-                    count += 1
-                } else {
-                    buffer[count] = UInt8(ascii: "%")
-                    buffer[count + 1] = hexDigits[Int(byte >> 4)]
-                    buffer[count + 2] = hexDigits[Int(byte & 0x0F)]
-                    count += 3
-                }
+        var text = text
+        return text.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: bytes.count * 3) { buffer in
+                var count = 0
+                write(bytes, keeping: isKept, to: buffer, at: &count)
+                return count
             }
-            return count
         }
+    }
+
+    private static func isASCIILetterOrDigit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            false
+        }
+    }
+
+    private static func contains(_ symbols: StaticString, _ byte: UInt8) -> Bool {
+        UnsafeBufferPointer(start: symbols.utf8Start, count: symbols.utf8CodeUnitCount).contains(byte)
     }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)

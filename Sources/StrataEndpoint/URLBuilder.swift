@@ -8,17 +8,20 @@ enum URLBuilder {
     ///
     /// Built as text from the base URL's own absolute string and parsed once: a relative path is
     /// the common case, and going through `URLComponents` would parse and serialize it twice more.
+    /// The texts are cut and joined as UTF-8 bytes, in one buffer.
     static func url(
         path: String, under baseURL: URL, appendingQuery query: String
     ) throws(RequestGenerationError) -> URL {
-        guard let base = Parts(baseURL.absoluteString) else {
-            throw .invalidURL(baseURL.absoluteString)
+        var base = baseURL.absoluteString
+        var path = path
+        var query = query
+        let text = base.withUTF8 { base in
+            path.withUTF8 { path in
+                query.withUTF8 { query in compose(base: base, path: path, query: query) }
+            }
         }
-        let (pathPart, pathQuery) = split(path)
-        var text = String(base.beforePath)
-        text += join(base.path, PercentEncoding.encodePath(String(pathPart)))
-        if let query = joinQueries(joinQueries(base.query, pathQuery), query[...]) {
-            text += "?" + query
+        guard let text else {
+            throw .invalidURL(base)
         }
         guard let url = URL(string: text) else {
             throw .invalidURL(text)
@@ -26,12 +29,64 @@ enum URLBuilder {
         return url
     }
 
+    /// The text of ``url(path:under:appendingQuery:)``; `nil` when `base` has no authority.
+    private static func compose(
+        base: UnsafeBufferPointer<UInt8>, path: UnsafeBufferPointer<UInt8>, query: UnsafeBufferPointer<UInt8>
+    ) -> String? {
+        guard let parts = BaseParts(base) else { return nil }
+        let (pathPart, pathQuery) = split(path)
+        let capacity =
+            parts.beforePath.count + parts.path.count + 1 + pathPart.count * 3
+            + (parts.query?.count ?? 0) + (pathQuery?.count ?? 0) + query.count + 3
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
+            var count = 0
+            func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+                for byte in bytes {
+                    buffer[count] = byte
+                    count += 1
+                }
+            }
+            let slash = UInt8(ascii: "/")
+            write(parts.beforePath)
+            // `base` and `path` with exactly one `/` between them.
+            if pathPart.isEmpty {
+                write(parts.path)
+            } else {
+                let baseEnd = parts.path.lastIndex { $0 != slash }.map { $0 + 1 } ?? 0
+                write(parts.path.rebasedPrefix(baseEnd))
+                buffer[count] = slash
+                count += 1
+                let pathStart = pathPart.firstIndex { $0 != slash } ?? pathPart.count
+                PercentEncoding.write(
+                    pathPart.rebasedSuffix(from: pathStart), keeping: PercentEncoding.isPathByte, to: buffer, at: &count
+                )
+            }
+            // The queries joined with `&`, the empty ones left out.
+            var separator = UInt8(ascii: "?")
+            func write(query: UnsafeBufferPointer<UInt8>?) {
+                guard let query, !query.isEmpty else { return }
+                buffer[count] = separator
+                count += 1
+                write(query)
+                separator = UInt8(ascii: "&")
+            }
+            write(query: parts.query)
+            write(query: pathQuery)
+            write(query: query)
+            return count
+        }
+    }
+
     /// The URL components of a full-path endpoint, before the merged query is added.
     static func target(fullPath path: String) throws(RequestGenerationError) -> URLComponents {
-        let (pathPart, pathQuery) = split(path)
+        var path = path
+        let (pathPart, pathQuery) = path.withUTF8 { bytes in
+            let (path, query) = split(bytes)
+            return (String(decoding: path, as: UTF8.self), query.map { Substring(decoding: $0, as: UTF8.self) })
+        }
         guard
-            var components = URLComponents(string: String(pathPart))
-                ?? URLComponents(string: PercentEncoding.encodePath(String(pathPart))),
+            var components = URLComponents(string: pathPart)
+                ?? URLComponents(string: PercentEncoding.encodePath(pathPart)),
             components.scheme != nil, components.host != nil
         else {
             throw .invalidURL(path)
@@ -60,8 +115,10 @@ enum URLBuilder {
     }
 
     /// The path and the query of `path`, split at the first `?`; a fragment is dropped.
-    private static func split(_ path: String) -> (path: Substring, query: Substring?) {
-        let (path, query) = path[...].cut(at: "#").before.cut(at: "?")
+    private static func split(
+        _ path: UnsafeBufferPointer<UInt8>
+    ) -> (path: UnsafeBufferPointer<UInt8>, query: UnsafeBufferPointer<UInt8>?) {
+        let (path, query) = path.cut(at: "#").before.cut(at: "?")
         return (path, query)
     }
 
@@ -75,42 +132,36 @@ enum URLBuilder {
         }
     }
 
-    /// `base` and `path` with exactly one `/` between them.
-    private static func join(_ base: Substring, _ path: String) -> String {
-        guard !path.isEmpty else { return String(base) }
-        let slash = UInt8(ascii: "/")
-        let baseEnd = base.utf8.lastIndex { $0 != slash }.map(base.utf8.index(after:)) ?? base.startIndex
-        let pathStart = path.utf8.firstIndex { $0 != slash } ?? path.endIndex
-        return base[..<baseEnd] + "/" + path[pathStart...]
-    }
-
     /// An absolute URL's text cut where RFC 3986 §3 cuts it: what comes before the path (scheme
     /// and authority), the path, and the query; a fragment is dropped.
-    private struct Parts {
-        var beforePath: Substring
-        var path: Substring
-        var query: Substring?
+    private struct BaseParts {
+        var beforePath: UnsafeBufferPointer<UInt8>
+        var path: UnsafeBufferPointer<UInt8>
+        var query: UnsafeBufferPointer<UInt8>?
 
         /// `nil` when `text` has no authority (`//`), so no host: `mailto:`, a bare path.
-        init?(_ text: String) {
-            let (rest, query) = text[...].cut(at: "#").before.cut(at: "?")
+        init?(_ text: UnsafeBufferPointer<UInt8>) {
+            let (rest, query) = text.cut(at: "#").before.cut(at: "?")
             self.query = query
             // The authority follows the scheme's `:` (or starts the text), introduced by `//`.
             var authority = rest
             if case (let scheme, let afterColon?) = rest.cut(at: ":"), Self.isScheme(scheme) {
                 authority = afterColon
             }
-            guard authority.utf8.starts(with: "//".utf8) else { return nil }
-            let afterSlashes = authority.utf8.index(authority.startIndex, offsetBy: 2)
-            let pathStart = authority[afterSlashes...].utf8.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-            beforePath = rest[..<pathStart]
-            path = rest[pathStart...]
+            let slash = UInt8(ascii: "/")
+            guard authority.count >= 2, authority[0] == slash, authority[1] == slash else { return nil }
+            // Where the path starts, counted in `rest`.
+            let hostStart = rest.count - authority.count + 2
+            let pathStart =
+                rest.rebasedSuffix(from: hostStart).firstIndex(of: slash).map { hostStart + $0 } ?? rest.count
+            beforePath = rest.rebasedPrefix(pathStart)
+            path = rest.rebasedSuffix(from: pathStart)
         }
 
         /// RFC 3986 §3.1: a letter, then letters, digits, `+`, `-` and `.`.
-        private static func isScheme(_ text: Substring) -> Bool {
-            guard let first = text.utf8.first, first.isASCIILetter else { return false }
-            return text.utf8.allSatisfy {
+        private static func isScheme(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard let first = text.first, first.isASCIILetter else { return false }
+            return text.allSatisfy {
                 $0.isASCIILetter || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "+")
                     || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
             }
@@ -118,12 +169,22 @@ enum URLBuilder {
     }
 }
 
-extension Substring {
-    /// The text before the first `separator` (an ASCII character), and the text after it, or `nil`
-    /// when there is none. Searched as UTF-8, without the cost of telling characters apart.
-    fileprivate func cut(at separator: Unicode.Scalar) -> (before: Substring, after: Substring?) {
-        guard let index = utf8.firstIndex(of: UInt8(ascii: separator)) else { return (self, nil) }
-        return (self[..<index], self[utf8.index(after: index)...])
+extension UnsafeBufferPointer<UInt8> {
+    /// The bytes before the first `separator` (an ASCII character), and the bytes after it, or
+    /// `nil` when there is none.
+    fileprivate func cut(at separator: Unicode.Scalar) -> (before: Self, after: Self?) {
+        guard let index = firstIndex(of: UInt8(ascii: separator)) else { return (self, nil) }
+        return (rebasedPrefix(index), rebasedSuffix(from: index + 1))
+    }
+
+    /// The first `count` bytes.
+    fileprivate func rebasedPrefix(_ count: Int) -> Self {
+        Self(rebasing: self[..<count])
+    }
+
+    /// The bytes after the first `count`.
+    fileprivate func rebasedSuffix(from count: Int) -> Self {
+        Self(rebasing: self[count...])
     }
 }
 

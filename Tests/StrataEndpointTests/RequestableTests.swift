@@ -42,6 +42,9 @@ import Testing
             ("http://user:pw@[::1]:8080/api/", "a%2Fb/c", "http://user:pw@[::1]:8080/api/a%2Fb/c"),
             ("HTTPS://api.example.com:8443", "x#part", "HTTPS://api.example.com:8443/x"),
             ("file:///srv/data/", "report.json", "file:///srv/data/report.json"),
+            ("https://api.example.com/v2/", "?x=1", "https://api.example.com/v2/?x=1"),
+            ("https://api.example.com/v2", "/", "https://api.example.com/v2/"),
+            ("https://api.example.com/v2?a=1", "?#", "https://api.example.com/v2?a=1"),
         ]
     )
     func aBaseURLKeepsItsSchemeAuthorityPathAndQuery(base: String, path: String, expected: String) throws {
