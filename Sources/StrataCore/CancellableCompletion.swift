@@ -21,21 +21,23 @@ public final class CancellableCompletion<Value: Sendable>:
     // The state is kept in the object, under a lock of a concrete type, rather than in a
     // `Locked<State>` generic over `Value`: making one of those looks up two generic types at run
     // time, on every request, in every layer. The lock holds whether `cancel()` was called.
+    // Nor is a `Value?` stored: destroying one looks up `Optional<Value>` at run time. The
+    // cancelled value is kept in a closure that passes it to the completion.
     private let lock = Locked(false)
     private var completion: (@Sendable (Value) -> Void)?
     private var operation: (any NetworkCancellable)?
-    private let cancelledValue: Value?
+    private let completeCancelled: (@Sendable (@Sendable (Value) -> Void) -> Void)?
 
     /// Wraps `completion`, which a cancellation calls with `cancelledValue`.
     public init(cancelledWith cancelledValue: Value, _ completion: @escaping @Sendable (Value) -> Void) {
-        self.cancelledValue = cancelledValue
+        self.completeCancelled = { completion in completion(cancelledValue) }
         self.completion = completion
     }
 
     /// Wraps `completion`, which only ``complete(_:)`` calls: a cancellation cancels the attached
     /// operation, and the outcome of that comes through ``complete(_:)``.
     public init(_ completion: @escaping @Sendable (Value) -> Void) {
-        self.cancelledValue = nil
+        self.completeCancelled = nil
         self.completion = completion
     }
 
@@ -83,12 +85,12 @@ public final class CancellableCompletion<Value: Sendable>:
             guard !cancelled else { return (nil, nil) }
             cancelled = true
             defer { self.operation = nil }
-            guard cancelledValue != nil else { return (nil, self.operation) }
+            guard completeCancelled != nil else { return (nil, self.operation) }
             defer { self.completion = nil }
             return (self.completion, self.operation)
         }
-        if let completion, let cancelledValue {
-            completion(cancelledValue)
+        if let completion, let completeCancelled {
+            completeCancelled(completion)
         }
         operation?.cancel()
     }

@@ -93,21 +93,32 @@ public struct DefaultNetworkService: NetworkService {
         let endpointHeaders = endpoint.headerParameters
         options.originBoundHeaderNames.formUnion(
             configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
-        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
-        let completion: NetworkSessionManager.CompletionHandler = {
-            [destination = options.downloadDestination] data, response, error in
-            var result = NetworkError.result(data: data, response: response, error: error)
-            if case .success(var success) = result, let destination {
-                success.fileURL = destination
-                result = .success(success)
-            }
-            call.complete(result)
-        }
+        let destination = options.downloadDestination
+        // Strata's pipeline completes exactly once, at once when cancelled (with
+        // `URLError.cancelled`, which maps to `.cancelled`): its handle is the caller's.
         if onlyResumesATask, let pipeline = sessionManager as? SessionManager {
-            call.attach(pipeline.request(request, options: options, onlyResumesATask: true, completion: completion))
-        } else {
-            call.attach(sessionManager.request(request, options: options, completion: completion))
+            return pipeline.request(request, options: options, onlyResumesATask: true) { data, response, error in
+                completion(Self.result(data, response, error, savedTo: destination))
+            }
         }
+        // Any other manager is held to the same contract here.
+        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
+        call.attach(
+            sessionManager.request(request, options: options) { data, response, error in
+                call.complete(Self.result(data, response, error, savedTo: destination))
+            })
         return call
+    }
+
+    /// What a session manager reported, as the service reports it: a download names its file.
+    private static func result(
+        _ data: Data?, _ response: URLResponse?, _ error: (any Error)?, savedTo destination: URL?
+    ) -> Result<NetworkResponse, NetworkError> {
+        var result = NetworkError.result(data: data, response: response, error: error)
+        if case .success(var success) = result, let destination {
+            success.fileURL = destination
+            result = .success(success)
+        }
+        return result
     }
 }
