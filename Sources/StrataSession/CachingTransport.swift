@@ -24,7 +24,7 @@ struct CachingTransport: Transport {
         let request = attempt.request
         let lookup = cache.lookup(request)
         if case .fresh(let entry) = lookup {
-            let call = CancellableCompletion(cancelledWith: TransportOutcome(error: URLError(.cancelled)), completion)
+            let call = CancellableCompletion(cancelledWith: .cancelled, completion)
             DispatchQueue.global().async {
                 call.complete(
                     TransportOutcome(response: entry.response(for: request.url), body: entry.body, isFromCache: true))

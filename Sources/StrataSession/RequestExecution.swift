@@ -81,7 +81,7 @@ final class RequestExecution: Sendable {
             options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
         let record = core.monitors.isEmpty ? nil : ExecutionRecord(original: request, monitors: core.monitors)
         self.record = record
-        self.call = CancellableCompletion(cancelledWith: TransportOutcome(error: URLError(.cancelled))) { outcome in
+        self.call = CancellableCompletion(cancelledWith: .cancelled) { outcome in
             record?.finished(outcome)
             // Like URLSession's own completion handlers: no data when nothing arrived.
             let data = outcome.response == nil && outcome.body.isEmpty ? nil : outcome.body

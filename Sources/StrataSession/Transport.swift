@@ -92,4 +92,8 @@ public struct TransportOutcome: Sendable {
         self.error = error
         self.isFromCache = isFromCache
     }
+
+    /// A cancelled attempt's outcome, `URLError(.cancelled)`: made once, as making a `URLError`
+    /// makes an `NSError` with its dictionary.
+    static let cancelled = TransportOutcome(error: URLError(.cancelled))
 }
