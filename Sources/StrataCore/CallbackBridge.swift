@@ -11,9 +11,11 @@ package func withCancellableCallback<Success: Sendable, Failure: Error>(
     // The call guards the one completion and orders cancellation with the start: cancelling before
     // the operation is attached cancels it as it is attached. A cancelled value can arrive before
     // the caller waits (the task was cancelled before it began), so the box keeps it until then.
+    // The box resumes the continuation exactly once, so it need not be a checked one (whose check
+    // is an object made on every call and released by the thread that resumes it).
     let waiter = Locked<Waiter<Result<Success, Failure>>>(.notWaiting)
     let resume: @Sendable (Result<Success, Failure>) -> Void = { result in
-        waiter.withLock { waiter -> CheckedContinuation<Result<Success, Failure>, Never>? in
+        waiter.withLock { waiter -> UnsafeContinuation<Result<Success, Failure>, Never>? in
             guard case .waiting(let continuation) = waiter else {
                 waiter = .arrived(result)
                 return nil
@@ -29,7 +31,7 @@ package func withCancellableCallback<Success: Sendable, Failure: Error>(
             CancellableCompletion(resume)
         }
     return await withTaskCancellationHandler {
-        await withCheckedContinuation { continuation in
+        await withUnsafeContinuation { continuation in
             let arrived = waiter.withLock { waiter -> Result<Success, Failure>? in
                 guard case .arrived(let result) = waiter else {
                     waiter = .waiting(continuation)
@@ -52,6 +54,6 @@ package func withCancellableCallback<Success: Sendable, Failure: Error>(
 private enum Waiter<Value: Sendable>: Sendable {
     case notWaiting
     case arrived(Value)
-    case waiting(CheckedContinuation<Value, Never>)
+    case waiting(UnsafeContinuation<Value, Never>)
     case resumed
 }

@@ -11,11 +11,18 @@ import Foundation
     /// it as the largest cost a delegate adds to a loopback GET, and a 1 GiB download (a callback per
     /// 16 KiB chunk) spent much of its time there. The blocks need nothing of that machinery, only to
     /// run one at a time, in order.
+    ///
+    /// The queue runs on the threads of the global concurrent queue, as a plain `OperationQueue`
+    /// does, rather than on a thread of its own (a serial queue's default). A completion that
+    /// resumes a Swift task hands the task to those same threads, so the thread that delivered the
+    /// completion runs the task next, where from a thread of its own another had to be woken: a
+    /// sequential loopback GET through the data transfer service took 2–4% less time (the two
+    /// queues side by side in one process, 1,500 requests each), 64 at once about 2% more.
     final class SerialDelegateQueue: OperationQueue, @unchecked Sendable {  // Restated; `queue` is immutable.
         private let queue: DispatchQueue
 
         init(label: String) {
-            queue = DispatchQueue(label: label)
+            queue = DispatchQueue(label: label, target: .global())
             super.init()
             name = label
             maxConcurrentOperationCount = 1
