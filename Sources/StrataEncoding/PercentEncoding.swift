@@ -27,7 +27,8 @@ package enum PercentEncoding {
     }
 
     /// Writes `bytes` to `buffer` from `count`, each byte that `isKept` refuses as `%XX` (uppercase
-    /// hex digits), and advances `count`. The buffer needs room for three bytes per byte.
+    /// hex digits), and advances `count`. The buffer needs room for
+    /// ``encodedCount(_:keeping:)`` bytes from `count`.
     package static func write(
         _ bytes: UnsafeBufferPointer<UInt8>,
         keeping isKept: (UInt8) -> Bool,
@@ -47,13 +48,20 @@ package enum PercentEncoding {
         }
     }
 
+    /// How many bytes ``write(_:keeping:to:at:)`` writes for `bytes`: three for each byte that
+    /// `isKept` refuses, one for each other.
+    package static func encodedCount<Bytes: Sequence<UInt8>>(_ bytes: Bytes, keeping isKept: (UInt8) -> Bool) -> Int {
+        bytes.reduce(0) { $0 + (isKept($1) ? 1 : 3) }
+    }
+
     /// `text` with every byte that `isKept` refuses written as `%XX`.
     private static func encode(_ text: String, keeping isKept: (UInt8) -> Bool) -> String {
+        let count = encodedCount(text.utf8, keeping: isKept)
         // Most keys and values need no escape: they are returned as they are, without copying.
-        guard text.utf8.contains(where: { !isKept($0) }) else { return text }
+        guard count != text.utf8.count else { return text }
         var text = text
         return text.withUTF8 { bytes in
-            String(unsafeUninitializedCapacity: bytes.count * 3) { buffer in
+            String(unsafeUninitializedCapacity: count) { buffer in
                 var count = 0
                 write(bytes, keeping: isKept, to: buffer, at: &count)
                 return count

@@ -36,7 +36,8 @@ enum URLBuilder {
         guard let parts = BaseParts(base) else { return nil }
         let (pathPart, pathQuery) = split(path)
         let capacity =
-            parts.beforePath.count + parts.path.count + 1 + pathPart.count * 3
+            parts.beforePath.count + parts.path.count + 1
+            + PercentEncoding.encodedCount(pathPart, keeping: PercentEncoding.isPathByte)
             + (parts.query?.count ?? 0) + (pathQuery?.count ?? 0) + query.count + 3
         return String(unsafeUninitializedCapacity: capacity) { buffer in
             var count = 0

@@ -107,6 +107,19 @@ import Testing
         #expect(request.url?.absoluteString == "https://api.example.com/files/my%20report%20%C3%A9.pdf/a%2Fb")
     }
 
+    /// Every byte escaped fills the text exactly as long as it was sized: the checked buffer of a
+    /// debug build traps on one byte more.
+    @Test(arguments: [1, 2, 1_000])
+    func aPathOrQueryValueWhoseEveryByteIsEscapedIsEncodedWhole(repeats: Int) throws {
+        let path = String(repeating: " é😀\u{7F}<", count: repeats)
+        let value = String(repeating: " é😀\u{7F}<#&=", count: repeats)
+        let endpoint = Endpoint<Void>(path: path, queryParameters: ["q": .string(value)])
+        let url = try #require(try endpoint.urlRequest(with: configuration("https://api.example.com")).url)
+        let escapedPath = String(repeating: "%20%C3%A9%F0%9F%98%80%7F%3C", count: repeats)
+        let escapedValue = String(repeating: "%20%C3%A9%F0%9F%98%80%7F%3C%23%26%3D", count: repeats)
+        #expect(url.absoluteString == "https://api.example.com/\(escapedPath)?q=\(escapedValue)")
+    }
+
     @Test func aFullPathIsUsedAsTheWholeURL() throws {
         let endpoint = Endpoint<Void>(
             path: "https://api.example.com/other?x=1", isFullPath: true, queryParameters: ["y": 2])
