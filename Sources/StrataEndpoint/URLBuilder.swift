@@ -37,7 +37,7 @@ enum URLBuilder {
         let (pathPart, pathQuery) = split(path)
         let capacity =
             parts.beforePath.count + parts.path.count + 1
-            + PercentEncoding.encodedCount(pathPart, keeping: PercentEncoding.isPathByte)
+            + PercentEncoding.encodedCount(pathPart, keeping: .path)
             + (parts.query?.count ?? 0) + (pathQuery?.count ?? 0) + query.count + 3
         return String(unsafeUninitializedCapacity: capacity) { buffer in
             var count = 0
@@ -59,7 +59,7 @@ enum URLBuilder {
                 count += 1
                 let pathStart = pathPart.firstIndex { $0 != slash } ?? pathPart.count
                 PercentEncoding.write(
-                    pathPart.rebasedSuffix(from: pathStart), keeping: PercentEncoding.isPathByte, to: buffer, at: &count
+                    pathPart.rebasedSuffix(from: pathStart), keeping: .path, to: buffer, at: &count
                 )
             }
             // The queries joined with `&`, the empty ones left out.

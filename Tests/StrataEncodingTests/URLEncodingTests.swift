@@ -167,4 +167,15 @@ func randomText(using generator: inout SeededGenerator, allowEmpty: Bool) -> Str
         #expect(try encode(["gen-delims": ":/?#[]@"]) == "gen-delims=%3A/?%23%5B%5D%40")
         #expect(try encode(["sub-delims": "!$&'()*+,;="]) == "sub-delims=%21%24%26%27%28%29%2A%2B%2C%3B%3D")
     }
+
+    /// Every ASCII character in a query value: the unreserved ones, `/` and `?` stay, every other
+    /// is its `%XX`.
+    @Test func everyASCIICharacterOfAQueryValueIsKeptOrEscapedAsTheRFCSays() throws {
+        let kept = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/?".utf8)
+        for byte in UInt8(0)...127 {
+            let encoded = try URLEncodedFormEncoder().encode(["v": .string(String(UnicodeScalar(byte)))])
+            let expected = kept.contains(byte) ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
+            #expect(encoded == "v=\(expected)", "byte \(byte)")
+        }
+    }
 }

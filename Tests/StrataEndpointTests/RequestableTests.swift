@@ -107,6 +107,20 @@ import Testing
         #expect(request.url?.absoluteString == "https://api.example.com/files/my%20report%20%C3%A9.pdf/a%2Fb")
     }
 
+    /// Every ASCII character in a path: RFC 3986 `pchar` and `/` stay, every other is its `%XX`
+    /// (`?` and `#` end the path, so they are not in it). A `%` is kept as the start of an escape
+    /// already made; alone, as here, it is escaped too.
+    @Test func everyASCIICharacterOfAPathIsKeptOrEscapedAsTheRFCSays() throws {
+        let kept = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/".utf8)
+        for byte in UInt8(0)...127 where byte != UInt8(ascii: "?") && byte != UInt8(ascii: "#") {
+            let character = String(UnicodeScalar(byte))
+            let request = try Endpoint<Void>(path: "a\(character)b").urlRequest(
+                with: configuration("https://api.example.com"))
+            let expected = kept.contains(byte) ? character : String(format: "%%%02X", byte)
+            #expect(request.url?.absoluteString == "https://api.example.com/a\(expected)b", "byte \(byte)")
+        }
+    }
+
     /// Every byte escaped fills the text exactly as long as it was sized: the checked buffer of a
     /// debug build traps on one byte more.
     @Test(arguments: [1, 2, 1_000])
