@@ -4,6 +4,10 @@
 /// A task already cancelled still starts the operation and cancels it at once, so the operation's
 /// own cancellation path (and its exactly-once completion) produces the result. With a
 /// `cancelledValue`, cancelling returns it at once instead, whether or not the operation answers.
+///
+/// Inlinable, so each caller's copy is specialized for its result type: the generic copy looked up
+/// its box's and its continuation's types at run time on every call.
+@inlinable
 package func withCancellableCallback<Success: Sendable, Failure: Error>(
     cancelledWith cancelledValue: Result<Success, Failure>? = nil,
     _ start: (@escaping @Sendable (Result<Success, Failure>) -> Void) -> any NetworkCancellable
@@ -51,7 +55,8 @@ package func withCancellableCallback<Success: Sendable, Failure: Error>(
 }
 
 /// Where the caller of ``withCancellableCallback(cancelledWith:_:)`` is in its wait.
-private enum Waiter<Value: Sendable>: Sendable {
+@usableFromInline
+enum Waiter<Value: Sendable>: Sendable {
     case notWaiting
     case arrived(Value)
     case waiting(UnsafeContinuation<Value, Never>)

@@ -11,10 +11,14 @@
 /// The state and the lock live in one heap allocation, and copies of a `Locked` share them. Every
 /// request creates several of these (completions, cancellation tokens), so the lock is a plain
 /// `os_unfair_lock` or `pthread_mutex_t` rather than `NSLock`, which allocates four times on Linux.
+/// It is inlinable, so a module that makes one for its own state type builds it without looking up
+/// `LockedStorage<State>` at run time.
+@usableFromInline
 package struct Locked<State: Sendable>: @unchecked Sendable {  // Sendable: the lock guards every access to the state.
-    private let storage: LockedStorage<State>
+    @usableFromInline let storage: LockedStorage<State>
 
     /// Creates the guard around an initial state.
+    @inlinable
     package init(_ state: State) {
         storage = LockedStorage.make(state)
     }
@@ -23,7 +27,7 @@ package struct Locked<State: Sendable>: @unchecked Sendable {  // Sendable: the 
     ///
     /// Always inlined: a call left generic over `Result` looks up `Result`'s type at run time when
     /// it depends on a caller's generic parameter (a completion's value type), on every request.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { state, lock in
             LockPrimitive.lock(lock)
@@ -39,7 +43,9 @@ package struct Locked<State: Sendable>: @unchecked Sendable {  // Sendable: the 
 }
 
 /// The state as the header of a buffer whose one element is the lock.
-private final class LockedStorage<State>: ManagedBuffer<State, LockPrimitive.Lock> {
+@usableFromInline
+final class LockedStorage<State>: ManagedBuffer<State, LockPrimitive.Lock> {
+    @inlinable
     static func make(_ state: State) -> LockedStorage<State> {
         let buffer = create(minimumCapacity: 1) { _ in state }
         buffer.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
@@ -47,32 +53,34 @@ private final class LockedStorage<State>: ManagedBuffer<State, LockPrimitive.Loc
         return unsafeDowncast(buffer, to: LockedStorage<State>.self)
     }
 
+    @inlinable
     deinit {
         withUnsafeMutablePointerToElements { LockPrimitive.destroy($0) }
     }
 }
 
 /// The platform's plain mutex.
-private enum LockPrimitive {
+@usableFromInline
+enum LockPrimitive {
     #if canImport(Darwin)
-        typealias Lock = os_unfair_lock
+        @usableFromInline typealias Lock = os_unfair_lock
 
-        static func initialize(_ lock: UnsafeMutablePointer<Lock>) { lock.initialize(to: os_unfair_lock()) }
-        static func destroy(_ lock: UnsafeMutablePointer<Lock>) { lock.deinitialize(count: 1) }
-        static func lock(_ lock: UnsafeMutablePointer<Lock>) { os_unfair_lock_lock(lock) }
-        static func unlock(_ lock: UnsafeMutablePointer<Lock>) { os_unfair_lock_unlock(lock) }
+        @inlinable static func initialize(_ lock: UnsafeMutablePointer<Lock>) { lock.initialize(to: os_unfair_lock()) }
+        @inlinable static func destroy(_ lock: UnsafeMutablePointer<Lock>) { lock.deinitialize(count: 1) }
+        @inlinable static func lock(_ lock: UnsafeMutablePointer<Lock>) { os_unfair_lock_lock(lock) }
+        @inlinable static func unlock(_ lock: UnsafeMutablePointer<Lock>) { os_unfair_lock_unlock(lock) }
     #else
-        typealias Lock = pthread_mutex_t
+        @usableFromInline typealias Lock = pthread_mutex_t
 
-        static func initialize(_ lock: UnsafeMutablePointer<Lock>) {
+        @inlinable static func initialize(_ lock: UnsafeMutablePointer<Lock>) {
             lock.initialize(to: pthread_mutex_t())
             pthread_mutex_init(lock, nil)
         }
-        static func destroy(_ lock: UnsafeMutablePointer<Lock>) {
+        @inlinable static func destroy(_ lock: UnsafeMutablePointer<Lock>) {
             pthread_mutex_destroy(lock)
             lock.deinitialize(count: 1)
         }
-        static func lock(_ lock: UnsafeMutablePointer<Lock>) { pthread_mutex_lock(lock) }
-        static func unlock(_ lock: UnsafeMutablePointer<Lock>) { pthread_mutex_unlock(lock) }
+        @inlinable static func lock(_ lock: UnsafeMutablePointer<Lock>) { pthread_mutex_lock(lock) }
+        @inlinable static func unlock(_ lock: UnsafeMutablePointer<Lock>) { pthread_mutex_unlock(lock) }
     #endif
 }

@@ -75,7 +75,7 @@ public struct DefaultDataTransferService: DataTransferService {
     /// Runs `endpoint` and returns its decoded response, without going through the completion queue.
     public func request<E: ResponseRequestable>(_ endpoint: E) async throws(DataTransferError) -> E.Response
     where E.Response: Decodable & Sendable {
-        try await requestResponse(endpoint).value
+        try Self.decode(try await response(for: endpoint), for: endpoint)
     }
 
     /// Runs `endpoint`, which yields no value, without going through the completion queue.
@@ -95,7 +95,7 @@ public struct DefaultDataTransferService: DataTransferService {
         -> DataTransferResponse<E.Response> where E.Response: Decodable & Sendable
     {
         let response = try await response(for: endpoint)
-        return DataTransferResponse(value: try Self.decoder(for: endpoint)(response), response: response)
+        return DataTransferResponse(value: try Self.decode(response, for: endpoint), response: response)
     }
 
     /// The response to `endpoint`, its failure resolved.
@@ -166,18 +166,22 @@ public struct DefaultDataTransferService: DataTransferService {
     )
         -> @Sendable (NetworkResponse) throws(DataTransferError) -> E.Response
     where E.Response: Decodable & Sendable {
-        let decoder = endpoint.responseDecoder
-        return { response throws(DataTransferError) in
-            if response.body.isEmpty, let empty = E.Response.self as? any EmptyResponse.Type,
-                let value = empty.emptyValue() as? E.Response
-            {
-                return value
-            }
-            do {
-                return try decoder.decode(response.body, as: E.Response.self)
-            } catch {
-                throw response.body.isEmpty ? .noResponse : .parsing(error, body: response.body)
-            }
+        { response throws(DataTransferError) in try decode(response, for: endpoint) }
+    }
+
+    /// ``decoder(for:)``, applied at once.
+    private static func decode<E: ResponseRequestable>(
+        _ response: NetworkResponse, for endpoint: E
+    ) throws(DataTransferError) -> E.Response where E.Response: Decodable & Sendable {
+        if response.body.isEmpty, let empty = E.Response.self as? any EmptyResponse.Type,
+            let value = empty.emptyValue() as? E.Response
+        {
+            return value
+        }
+        do {
+            return try endpoint.responseDecoder.decode(response.body, as: E.Response.self)
+        } catch {
+            throw response.body.isEmpty ? .noResponse : .parsing(error, body: response.body)
         }
     }
 }
