@@ -17,6 +17,9 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Strata", path: ".."),
+        .package(name: "StrataAsyncHTTPClient", path: "../StrataAsyncHTTPClient"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
     ],
@@ -29,6 +32,18 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: settings
+        ),
+        .target(
+            name: "StrataTestTransports",
+            dependencies: [
+                "StrataTestServer",
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: settings
         ),
@@ -36,6 +51,7 @@ let package = Package(
             name: "UploadMemoryCheck",
             dependencies: [
                 "StrataTestServer",
+                "StrataTestTransports",
                 .product(name: "Strata", package: "Strata"),
             ],
             swiftSettings: settings
@@ -44,6 +60,8 @@ let package = Package(
             name: "FaultProbe",
             dependencies: [
                 "StrataTestServer",
+                "StrataTestTransports",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataTesting", package: "Strata"),
             ],
@@ -53,6 +71,10 @@ let package = Package(
             name: "StrataIntegrationTests",
             dependencies: [
                 "StrataTestServer",
+                "StrataTestTransports",
+                .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataTesting", package: "Strata"),
             ],

@@ -16,7 +16,9 @@ import StrataCore
 /// exposes the chain. On Linux, FoundationNetworking exposes no server trust at all: a
 /// `URLSessionTransport` given an evaluator there refuses every `https` request with
 /// ``ServerTrustError/evaluationUnavailable`` and sends nothing, rather than silently trusting what
-/// it cannot check. (Plain `http` requests have no chain and are sent.)
+/// it cannot check. (Plain `http` requests have no chain and are sent.) The `AsyncHTTPClientTransport`
+/// of the StrataAsyncHTTPClient package asks the evaluator on every platform, Linux included, once
+/// for each TLS connection, showing it the server's own certificate.
 ///
 /// ```swift
 /// #if canImport(Security)
@@ -85,6 +87,33 @@ public enum ServerTrustError: Error, Hashable, Sendable, LocalizedError, CustomS
 
     /// ``errorDescription``.
     public var description: String { errorDescription ?? "" }
+}
+
+/// Trusts a server only if its chain holds one of the pinned certificates: certificate pinning, on
+/// every platform and with every transport that shows the chain.
+///
+/// Pin the server's own certificate (the first of a ``ServerTrustChain``, the only one some
+/// transports show), and its successor before a renewal, so that both are accepted during the
+/// change. The transport's own verification (trust roots, expiry, host name) runs first.
+///
+/// ```swift
+/// let pinning = CertificatePinning(certificates: [serverCertificateDER])
+/// ```
+public struct CertificatePinning: ServerTrustEvaluator {
+    /// The certificates, DER-encoded, one of which the chain must hold.
+    public let certificates: Set<Data>
+
+    /// Pins `certificates`, DER-encoded.
+    public init(certificates: some Sequence<Data>) {
+        self.certificates = Set(certificates)
+    }
+
+    /// Throws unless the chain holds a pinned certificate.
+    public func evaluate(_ chain: ServerTrustChain) throws(ServerTrustError) {
+        guard chain.certificates.contains(where: certificates.contains) else {
+            throw .refused(host: chain.host, reason: "no certificate in the chain is a pinned one")
+        }
+    }
 }
 
 #if canImport(Security)

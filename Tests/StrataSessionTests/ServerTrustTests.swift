@@ -50,4 +50,35 @@ private final class CountingEvaluator: ServerTrustEvaluator {
             ServerTrustError.refused(host: "api.example.com", reason: "expired").description
                 == "The certificate chain of api.example.com was refused: expired")
     }
+
+    @Test func certificatePinningTrustsAChainHoldingAPinnedCertificateAnywhereInIt() throws {
+        let server = Data([0x30, 0x82, 0x01, 0x01])
+        let next = Data([0x30, 0x82, 0x02, 0x02])
+        let authority = Data([0x30, 0x82, 0x03, 0x03])
+        let pinning = CertificatePinning(certificates: [next, server])
+        try pinning.evaluate(ServerTrustChain(host: "api.example.com", certificates: [server, authority]))
+        try CertificatePinning(certificates: [authority])
+            .evaluate(ServerTrustChain(host: "api.example.com", certificates: [server, authority]))
+        #expect(pinning.certificates.count == 2)
+    }
+
+    @Test func certificatePinningRefusesAChainWithoutOneAndAnEmptyChain() {
+        let pinning = CertificatePinning(certificates: [Data([0x30, 0x01])])
+        let refusal = ServerTrustError.refused(
+            host: "api.example.com", reason: "no certificate in the chain is a pinned one")
+        #expect(throws: refusal) {
+            try pinning.evaluate(ServerTrustChain(host: "api.example.com", certificates: [Data([0x30, 0x02])]))
+        }
+        #expect(throws: refusal) {
+            try pinning.evaluate(ServerTrustChain(host: "api.example.com", certificates: []))
+        }
+        // A prefix or an extension of a pinned certificate is another certificate.
+        #expect(throws: refusal) {
+            try pinning.evaluate(ServerTrustChain(host: "api.example.com", certificates: [Data([0x30, 0x01, 0x00])]))
+        }
+        #expect(throws: refusal) {
+            try CertificatePinning(certificates: []).evaluate(
+                ServerTrustChain(host: "api.example.com", certificates: [Data([0x30, 0x01])]))
+        }
+    }
 }

@@ -1,6 +1,8 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 
 #if canImport(FoundationNetworking)
@@ -55,7 +57,7 @@ enum Probe {
         let transfer = DefaultDataTransferService(
             networkService: DefaultNetworkService(
                 configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: scenario.timeout),
-                sessionManager: URLSessionManager()
+                sessionManager: SessionManager.underTest()
             ),
             completionQueue: .global()
         )
@@ -232,10 +234,20 @@ enum Probe {
         return scenario
     }
 
-    /// `https` down to `http`: no TLS server runs here, so the `https` origin is a stub, which
-    /// answers every request with a redirect to a plain `http` URL.
+    /// `https` down to `http`. Over AsyncHTTPClient, a real `https` server of the test authority
+    /// redirects to a plain `http` one; over `URLSession`, which on Linux takes no custom roots, the
+    /// `https` origin is a stub answering every request with the redirect.
     private static func downgrade() async -> FaultReport {
         let scenario = scenario(for: .downgrade)
+        if TestTransport.current == .asyncHTTPClient {
+            do {
+                return try await downgradeOverTLS(scenario)
+            } catch {
+                return FaultReport(
+                    fault: .downgrade, outcome: "setup failed", elapsedMilliseconds: 0, calls: 0,
+                    boundMilliseconds: Int(scenario.bound / .milliseconds(1)), problems: ["\(error)"])
+            }
+        }
         let stub = URLProtocolStub { _ in .response(statusCode: 302, headers: ["Location": "http://127.0.0.1:9/plain"])
         }
         let transfer = DefaultDataTransferService(
@@ -249,6 +261,33 @@ enum Probe {
         if stub.requests.contains(where: { $0.url?.scheme == "http" }) {
             report.problems.append("a request went out over plain http")
         }
+        return report
+    }
+
+    private static func downgradeOverTLS(_ scenario: Scenario) async throws -> FaultReport {
+        let secure = try await TestServer.start(standardRoutes: false, tls: try TestServer.tlsConfiguration())
+        let plain = try await TestServer.start(standardRoutes: false)
+        let plainRequests = NIOLockedValueBox(0)
+        plain.router.add(nil, "/plain") { _ in
+            plainRequests.withLockedValue { $0 += 1 }
+            return .json("{}")
+        }
+        secure.router.add(nil, "/fault") { _ in
+            .response(status: 302, headers: [("Location", plain.url("/plain").absoluteString)])
+        }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: secure.baseURL, timeoutInterval: scenario.timeout),
+                sessionManager: SessionManager.underTest()
+            ),
+            completionQueue: .global()
+        )
+        var report = report(.downgrade, scenario, await measure(Endpoint<Data>(path: "fault"), transfer))
+        if plainRequests.withLockedValue({ $0 }) > 0 {
+            report.problems.append("a request went out over plain http")
+        }
+        try await secure.shutdown()
+        try await plain.shutdown()
         return report
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 
 /// 2,000 requests of every kind the test server serves — bodies, delays, drips, errors, gzip,
@@ -20,7 +21,8 @@ enum Storm {
         defer { Task { try? await server.shutdown() } }
         let transfer = DefaultDataTransferService(
             networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 30)),
+                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 30),
+                sessionManager: SessionManager.underTest()),
             completionQueue: .global()
         )
         var random = SeededGenerator(seed: seed)

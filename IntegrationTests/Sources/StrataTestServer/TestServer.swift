@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// An HTTP/1.1 server on 127.0.0.1 with two listeners on ports the OS chooses: the main one and a
 /// second one that is a different origin (for cross-origin redirects). Both answer from one
@@ -34,8 +35,12 @@ public final class TestServer: Sendable {
     }
 
     /// Starts a server.
-    /// - Parameter standardRoutes: Whether to install the standard routes.
-    public static func start(standardRoutes: Bool = true) async throws -> TestServer {
+    /// - Parameters:
+    ///   - standardRoutes: Whether to install the standard routes.
+    ///   - tls: Serves `https` with this configuration (see ``TestCertificates``) instead of `http`.
+    public static func start(standardRoutes: Bool = true, tls: TLSConfiguration? = nil) async throws -> TestServer {
+        let context = try tls.map { try NIOSSLContext(configuration: $0) }
+        let scheme = tls == nil ? "http" : "https"
         let router = Router()
         let state = ServerState()
         let group = MultiThreadedEventLoopGroup.singleton
@@ -46,6 +51,9 @@ public final class TestServer: Sendable {
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let context {
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                        }
                         let handlers: [any ChannelHandler] = [
                             ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
                             ConnectionHandler(
@@ -60,8 +68,8 @@ public final class TestServer: Sendable {
         let main = try await bind()
         let other = try await bind()
         guard let mainPort = main.localAddress?.port, let otherPort = other.localAddress?.port,
-            let baseURL = URL(string: "http://127.0.0.1:\(mainPort)"),
-            let otherURL = URL(string: "http://127.0.0.1:\(otherPort)")
+            let baseURL = URL(string: "\(scheme)://127.0.0.1:\(mainPort)"),
+            let otherURL = URL(string: "\(scheme)://127.0.0.1:\(otherPort)")
         else {
             try? await main.close()
             try? await other.close()
@@ -74,6 +82,17 @@ public final class TestServer: Sendable {
             StandardRoutes.install(on: router, state: state)
         }
         return server
+    }
+
+    /// The `https` configuration of a server presenting ``TestCertificates/server`` (or, if `rogue`,
+    /// ``TestCertificates/rogueServer``).
+    public static func tlsConfiguration(rogue: Bool = false) throws -> TLSConfiguration {
+        let certificate = rogue ? TestCertificates.rogueServer : TestCertificates.server
+        let key = rogue ? TestCertificates.rogueServerKey : TestCertificates.serverKey
+        return TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificate.utf8), format: .pem))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem))
+        )
     }
 
     /// Stops both listeners; open connections are closed.

@@ -8,6 +8,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 
 func argument(_ name: String, default value: Int) -> Int {
     let arguments = CommandLine.arguments
@@ -79,7 +80,8 @@ if CommandLine.arguments.contains("--download") {
     let server = try await TestServer.start()
     let transfer = DefaultDataTransferService(
         networkService: DefaultNetworkService(
-            configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 600)
+            configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 600),
+            sessionManager: SessionManager.underTest()
         ),
         completionQueue: .global()
     )
@@ -130,7 +132,7 @@ let server = try await TestServer.start()
 let transfer = DefaultDataTransferService(
     networkService: DefaultNetworkService(
         configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 600),
-        sessionManager: URLSessionManager()
+        sessionManager: SessionManager.underTest()
     ),
     completionQueue: .global()
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -27,7 +28,9 @@ struct ServerAuthenticator: Authenticator {
 
     init(server: TestServer, refreshDelay: TimeInterval = 0, neverCallsBack: Bool = false) {
         tokens = DefaultDataTransferService(
-            networkService: DefaultNetworkService(configuration: NetworkConfiguration(baseURL: server.baseURL)),
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL), sessionManager: SessionManager.underTest()
+            ),
             completionQueue: .global()
         )
         self.refreshDelay = refreshDelay
@@ -90,7 +93,7 @@ func expiredCredential(_ server: TestServer) async throws -> OAuthCredential {
         return DefaultDataTransferService(
             networkService: DefaultNetworkService(
                 configuration: NetworkConfiguration(baseURL: server.baseURL),
-                sessionManager: URLSessionManager(adapters: [auth], retriers: [auth])
+                sessionManager: SessionManager.underTest(adapters: [auth], retriers: [auth])
             ),
             completionQueue: .global()
         )

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -20,7 +21,7 @@ import Testing
         DefaultDataTransferService(
             networkService: DefaultNetworkService(
                 configuration: NetworkConfiguration(baseURL: server.baseURL),
-                sessionManager: SessionManager(cache: cache)),
+                sessionManager: SessionManager.underTest(cache: cache)),
             completionQueue: .global())
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -14,6 +15,26 @@ struct Note: Codable, Equatable, Sendable {
 }
 
 @Suite struct EndToEndTests {
+    /// The suite runs over the transport `STRATA_TRANSPORT` names, told apart by what each adds to a
+    /// request: `URLSession` on Linux names libcurl in its `User-Agent` and asks for `gzip`;
+    /// AsyncHTTPClient adds no `User-Agent`, and the transport asks for `gzip` and `deflate`, which
+    /// its client decompresses.
+    @Test func theSuiteRunsOverTheTransportItNames() async throws {
+        try await Harness.with { harness in
+            let reply = try await harness.transfer.request(Endpoint<EchoReply>(path: "echo"))
+            switch TestTransport.current {
+            case .urlSession:
+                #if canImport(FoundationNetworking)
+                    #expect(reply.headers["user-agent"]?.contains("curl") == true, "\(reply.headers)")
+                #endif
+            case .asyncHTTPClient:
+                #expect(reply.headers["user-agent"] == nil, "\(reply.headers)")
+                #expect(reply.headers["accept-encoding"] == "gzip, deflate")
+            }
+            print("integration suite over \(TestTransport.current)")
+        }
+    }
+
     @Test(arguments: [HTTPMethod.get, .delete])
     func queryParametersReachTheServerAsSent(method: HTTPMethod) async throws {
         try await Harness.with { (harness) async throws in

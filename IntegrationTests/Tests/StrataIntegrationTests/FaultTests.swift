@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -64,7 +65,9 @@ import Testing
         let server = try await TestServer.start()
         let closedURL = server.baseURL
         try await server.shutdown()
-        let service = DefaultNetworkService(configuration: NetworkConfiguration(baseURL: closedURL, timeoutInterval: 2))
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: closedURL, timeoutInterval: 2),
+            sessionManager: SessionManager.underTest())
         let outcome = await timed(Endpoint<Void>(path: "echo"), through: service)
         guard case .failure(.transport(let error)) = outcome.result else {
             Issue.record("expected a transport failure, got \(outcome.result)")

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -14,7 +15,7 @@ import Testing
         DefaultDataTransferService(
             networkService: DefaultNetworkService(
                 configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
-                sessionManager: URLSessionManager(redirectPolicy: policy)
+                sessionManager: SessionManager.underTest(redirectPolicy: policy)
             ),
             completionQueue: .global()
         )
@@ -51,7 +52,7 @@ import Testing
     func aCrossOriginRedirectKeepsOnlyWhatTheCallerSetForThisRequest(code: Int) async throws {
         try await Harness.with { (harness) async throws in
             let server = harness.server
-            let manager = URLSessionManager(
+            let manager = SessionManager.underTest(
                 adapters: [
                     HeadersAdapter(["X-Adapter-Key": "bound"], origins: [try #require(Origin(server.baseURL))]),
                     HeadersAdapter(["X-Everywhere": "yes"]),

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -14,7 +15,7 @@ import Testing
         DefaultDataTransferService(
             networkService: DefaultNetworkService(
                 configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
-                sessionManager: URLSessionManager(retriers: [policy])
+                sessionManager: SessionManager.underTest(retriers: [policy])
             ),
             completionQueue: .global()
         )

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 /// A started test server and a Strata stack pointed at it, torn down after `body`.
 struct Harness: Sendable {
     let server: TestServer
-    let manager: URLSessionManager
+    let manager: SessionManager
     let network: DefaultNetworkService
     let transfer: DefaultDataTransferService
 
@@ -27,7 +28,7 @@ struct Harness: Sendable {
         let server = try await TestServer.start()
         let session = URLSessionConfiguration.ephemeral
         session.timeoutIntervalForRequest = timeout
-        let manager = URLSessionManager(configuration: session, adapters: adapters, retriers: retriers)
+        let manager = SessionManager.underTest(configuration: session, adapters: adapters, retriers: retriers)
         let network = DefaultNetworkService(
             configuration: NetworkConfiguration(baseURL: server.baseURL, headers: headers, timeoutInterval: timeout),
             sessionManager: manager

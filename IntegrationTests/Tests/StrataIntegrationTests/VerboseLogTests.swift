@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -17,11 +18,11 @@ import Testing
             let log = CompletionRecorder<String>()
             let logger = ConsoleNetworkLogger(level: .verbose, output: log.record)
             // The logger is a monitor of each manager: it logs requests as they go on the wire.
-            func service(_ manager: URLSessionManager? = nil) -> DefaultDataTransferService {
+            func service(_ manager: SessionManager? = nil) -> DefaultDataTransferService {
                 DefaultDataTransferService(
                     networkService: DefaultNetworkService(
                         configuration: NetworkConfiguration(baseURL: server.baseURL),
-                        sessionManager: manager ?? URLSessionManager(monitors: [logger])
+                        sessionManager: manager ?? SessionManager.underTest(monitors: [logger])
                     ),
                     completionQueue: .global()
                 )
@@ -67,7 +68,7 @@ import Testing
                 credential: OAuthCredential(access: tokens.access_token, refresh: tokens.refresh_token),
                 origins: [try #require(Origin(server.baseURL))]
             )
-            let protected = service(URLSessionManager(adapters: [auth], retriers: [auth], monitors: [logger]))
+            let protected = service(SessionManager.underTest(adapters: [auth], retriers: [auth], monitors: [logger]))
             for _ in 0..<3 {
                 try await protected.request(Endpoint<Void>(path: "auth/protected"))
             }

@@ -1,0 +1,240 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import StrataCore
+import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The ``/StrataSession/Transport`` over AsyncHTTPClient: Strata's pipeline on SwiftNIO, the HTTP
+/// client server-side Swift already runs.
+///
+/// Everything above the transport — adapters, retriers, authentication, redirects, validation,
+/// deadlines, caching, event monitors — is Strata's and works as over `URLSession`. Below it,
+/// AsyncHTTPClient sends each attempt: connection pooling, HTTP/2 when the server offers it, TLS by
+/// NIOSSL (custom roots and certificate pinning on Linux too), decompression of `gzip` and
+/// `deflate` bodies, and request bodies and downloads streamed with back-pressure, so a file of any
+/// size is sent or saved in bounded memory.
+///
+/// ```swift
+/// let transport = AsyncHTTPClientTransport()
+/// let manager = SessionManager(transport: transport, retriers: [RetryPolicy()])
+/// ```
+///
+/// **The client.** `AsyncHTTPClientTransport()` creates a client of its own, configured for Strata
+/// (``strataConfiguration()``), and shuts it down when the transport is released, which is after
+/// the last request through it has finished (each request keeps its manager's transport alive);
+/// ``shutdown()`` shuts it down earlier, waiting for it. ``shared`` is one such transport for the
+/// whole process, never shut down. ``init(client:decompresses:)`` sends over a client of yours,
+/// which stays yours to shut down; its configuration must not follow redirects (Strata's
+/// ``/StrataCore/RedirectPolicy`` decides, and strips credentials on the way): an attempt whose
+/// client followed one fails with ``AsyncHTTPClientTransportError/clientFollowedRedirect``.
+///
+/// **Deadlines.** Each attempt is sent with an AsyncHTTPClient deadline of its request's
+/// `timeoutInterval`, and the ``/StrataSession/SessionManager`` enforces the same deadline on its
+/// own timer; either way the attempt fails with `URLError(.timedOut)`.
+///
+/// **Errors** come as `URLError`s with the codes `URLSession` would give (`.timedOut`,
+/// `.cannotConnectToHost`, `.networkConnectionLost`, `.badServerResponse`, …), the AsyncHTTPClient
+/// or NIO error under `NSUnderlyingErrorKey`, so retriers and error resolvers work unchanged; a
+/// refused certificate is the ``/StrataSession/ServerTrustError`` the evaluator threw.
+public final class AsyncHTTPClientTransport: Transport {
+    /// The client every attempt is sent over.
+    public let client: HTTPClient
+    /// Whether the transport created the client, and so shuts it down.
+    private let ownsClient: Bool
+    /// Whether the client decompresses bodies, so requests may ask for `gzip` and `deflate`.
+    private let decompresses: Bool
+    private let isShutDown = NIOLockedValueBox(false)
+
+    /// One transport for the whole process, over a client configured by ``strataConfiguration()``
+    /// that is never shut down: for services that name no transport of their own.
+    public static let shared = AsyncHTTPClientTransport()
+
+    /// Creates a transport over a client of its own, shut down when the transport is released.
+    /// - Parameters:
+    ///   - configuration: The client's configuration. Whatever it says, the client follows no
+    ///     redirect (Strata's policy decides); by default, ``strataConfiguration()``.
+    ///   - serverTrust: Asked about the certificate of every TLS connection the client makes, after
+    ///     NIOSSL verified it against the configuration's trust roots (see
+    ///     `HTTPClient.Configuration.evaluatesServerTrust(with:)`); `nil` leaves it to NIOSSL.
+    ///   - eventLoopGroup: The event loops the client runs on; by default the process's shared ones.
+    public convenience init(
+        configuration: HTTPClient.Configuration = AsyncHTTPClientTransport.strataConfiguration(),
+        serverTrust: (any ServerTrustEvaluator)? = nil,
+        eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup
+    ) {
+        var configuration = configuration
+        configuration.redirectConfiguration = .disallow
+        if let serverTrust {
+            configuration.evaluatesServerTrust(with: serverTrust)
+        }
+        let decompresses: Bool
+        switch configuration.decompression {
+        case .enabled: decompresses = true
+        case .disabled: decompresses = false
+        }
+        self.init(
+            client: HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration),
+            owned: true,
+            decompresses: decompresses
+        )
+    }
+
+    /// Creates a transport over `client`, which stays yours: shut it down after the last request.
+    /// - Parameters:
+    ///   - client: A client whose configuration follows no redirect (`redirectConfiguration: .disallow`).
+    ///   - decompresses: Whether the client's configuration enables decompression; only then do
+    ///     requests that name no `Accept-Encoding` of their own ask for `gzip` and `deflate`.
+    public convenience init(client: HTTPClient, decompresses: Bool = false) {
+        self.init(client: client, owned: false, decompresses: decompresses)
+    }
+
+    private init(client: HTTPClient, owned: Bool, decompresses: Bool) {
+        self.client = client
+        self.ownsClient = owned
+        self.decompresses = decompresses
+    }
+
+    deinit {
+        guard ownsClient, !isShutDown.withLockedValue({ $0 }) else { return }
+        let client = client
+        client.shutdown { _ in _ = client }
+    }
+
+    /// The configuration of a client the transport creates: no redirects (the pipeline follows
+    /// them), `gzip` and `deflate` bodies decompressed up to 500 times their size on the wire (a
+    /// guard against decompression bombs), connection failures reported at once rather than retried
+    /// until the deadline (Strata's retriers decide), and HTTP/2 where the server offers it.
+    public static func strataConfiguration() -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            decompression: .enabled(limit: .ratio(500))
+        )
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return configuration
+    }
+
+    /// Shuts the client down, if the transport created it, and waits until it is; attempts sent
+    /// after fail with `URLError(.cancelled)`. A client passed in is left alone.
+    public func shutdown() async throws {
+        guard ownsClient,
+            !isShutDown.withLockedValue({ isShutDown in
+                defer { isShutDown = true }; return isShutDown
+            })
+        else { return }
+        try await client.shutdown()
+    }
+
+    /// Sends `attempt` over the client: its body from memory, from its file or from its stream, and
+    /// its response body into memory or, for a `2xx` with a destination, into that file.
+    public func send(
+        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
+    ) -> any NetworkCancellable {
+        let request: HTTPClient.Request
+        let bodyLength: Int64
+        do {
+            (request, bodyLength) = try makeRequest(attempt.request)
+        } catch {
+            client.eventLoopGroup.any().execute {
+                completion(TransportOutcome(error: Self.transportError(error)))
+            }
+            return CancellationToken()
+        }
+        let delegate = ResponseDelegate(
+            url: attempt.request.url ?? URL(fileURLWithPath: "/"),
+            uploadLength: bodyLength,
+            uploadProgress: attempt.uploadProgress,
+            destination: attempt.downloadDestination,
+            downloadProgress: attempt.downloadProgress
+        )
+        let task = client.execute(
+            request: request, delegate: delegate, deadline: Self.deadline(for: attempt.request.timeoutInterval))
+        task.futureResult.whenComplete { result in
+            delegate.finish(result, completion: completion)
+        }
+        return Attempt(task: task, transport: self)
+    }
+
+    /// The request as AsyncHTTPClient takes it, and its body's length (`-1` when unknown).
+    private func makeRequest(_ urlRequest: URLRequest) throws -> (HTTPClient.Request, Int64) {
+        guard let url = urlRequest.url else { throw URLError(.badURL) }
+        var headers = NIOHTTP1.HTTPHeaders()
+        for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
+            headers.add(name: name, value: value)
+        }
+        if decompresses, !headers.contains(name: "Accept-Encoding") {
+            headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        }
+        let body: HTTPClient.Body?
+        let length: Int64
+        if let data = urlRequest.httpBody {
+            body = .bytes(data)
+            length = Int64(data.count)
+        } else if let file = urlRequest.httpBodyStream as? FileBodyStream {
+            body = BodyStreaming.file(file)
+            length = Int64(clamping: file.length)
+        } else if let stream = urlRequest.httpBodyStream {
+            body = BodyStreaming.stream(stream, length: headers.first(name: "Content-Length").flatMap { Int64($0) })
+            length = -1
+        } else {
+            body = nil
+            length = 0
+        }
+        let method = NIOHTTP1.HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
+        return (try HTTPClient.Request(url: url, method: method, headers: headers, body: body), length)
+    }
+
+    /// AsyncHTTPClient's deadline for a timeout: none for one too long to be one (as the pipeline's).
+    static func deadline(for timeout: TimeInterval) -> NIODeadline? {
+        guard timeout.isFinite, timeout < 315_360_000 else { return nil }
+        return .now() + .nanoseconds(Int64(max(0, timeout) * 1e9))
+    }
+
+    /// Cancels one attempt; it keeps the transport, and so an owned client, alive while it runs.
+    private final class Attempt: NetworkCancellable {
+        private let task: HTTPClient.Task<Void>
+        private let transport: AsyncHTTPClientTransport
+        private let cancelled = NIOLockedValueBox(false)
+
+        init(task: HTTPClient.Task<Void>, transport: AsyncHTTPClientTransport) {
+            self.task = task
+            self.transport = transport
+        }
+
+        var isCancelled: Bool { cancelled.withLockedValue { $0 } }
+
+        func cancel() {
+            let first = cancelled.withLockedValue { cancelled -> Bool in
+                defer { cancelled = true }
+                return !cancelled
+            }
+            if first { task.cancel() }
+        }
+    }
+}
+
+/// Why an ``AsyncHTTPClientTransport`` attempt failed, where no `URLError` says it.
+public enum AsyncHTTPClientTransportError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
+    /// The client followed a redirect itself: its configuration must not (`.disallow`), so that
+    /// Strata's redirect policy decides and strips credentials.
+    case clientFollowedRedirect
+
+    /// A sentence saying what happened.
+    public var errorDescription: String? {
+        switch self {
+        case .clientFollowedRedirect:
+            return "The HTTPClient followed a redirect itself; give the transport a client configured with "
+                + "redirectConfiguration: .disallow, so that Strata's redirect policy decides."
+        }
+    }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
+}

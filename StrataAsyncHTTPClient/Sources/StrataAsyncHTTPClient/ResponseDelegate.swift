@@ -1,0 +1,206 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOPosix
+import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Receives one attempt's response: the head, the body into memory or into a download's file, and
+/// upload progress; and reports the outcome once, when the task's future completes.
+///
+/// AsyncHTTPClient calls it on the task's event loop, one call at a time, and asks for the next body
+/// part only when the future returned for the last one has completed: a download's writes, on the
+/// NIO thread pool, hold back the socket, so memory stays bounded however fast the server is.
+final class ResponseDelegate: HTTPClientResponseDelegate {
+    typealias Response = Void
+
+    /// The most of an unacceptable download's body reported in memory, as `URLSessionTransport` does.
+    static let errorBodyLimit = 1_048_576
+
+    private struct State {
+        var response: HTTPURLResponse?
+        var body: ByteBuffer?
+        var sent: Int64 = 0
+        var visits = 0
+        /// The file a `2xx` download is written to, until it is moved to its destination.
+        var file: FileHandle?
+        var partial: URL?
+        var written: Int64 = 0
+        var expected: Int64 = -1
+    }
+
+    private let url: URL
+    private let uploadLength: Int64
+    private let uploadProgress: (@Sendable (Int64, Int64) -> Void)?
+    private let destination: URL?
+    private let downloadProgress: (@Sendable (Int64, Int64) -> Void)?
+    private let state = NIOLockedValueBox(State())
+
+    init(
+        url: URL,
+        uploadLength: Int64,
+        uploadProgress: (@Sendable (Int64, Int64) -> Void)?,
+        destination: URL?,
+        downloadProgress: (@Sendable (Int64, Int64) -> Void)?
+    ) {
+        self.url = url
+        self.uploadLength = uploadLength
+        self.uploadProgress = uploadProgress
+        self.destination = destination
+        self.downloadProgress = downloadProgress
+    }
+
+    func didSendRequestPart(task: HTTPClient.Task<Void>, _ part: IOData) {
+        guard let uploadProgress else { return }
+        let sent = state.withLockedValue { state in
+            state.sent += Int64(part.readableBytes)
+            return state.sent
+        }
+        uploadProgress(sent, uploadLength)
+    }
+
+    /// Every response head comes here first; a second one means the client followed a redirect,
+    /// which only Strata's policy may do.
+    func didVisitURL(task: HTTPClient.Task<Void>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        let visits = state.withLockedValue { state in
+            state.visits += 1
+            return state.visits
+        }
+        if visits > 1 {
+            task.fail(reason: AsyncHTTPClientTransportError.clientFollowedRedirect)
+        }
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let response = Self.response(for: head, url: url)
+        let expected = head.headers.first(name: "Content-Length").flatMap { Int64($0) } ?? -1
+        state.withLockedValue { state in
+            state.response = response
+            state.expected = expected
+        }
+        guard let destination, (200..<300).contains(head.status.code) else {
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+        let partial = destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).download")
+        return NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {
+            try FileManager.default.createDirectory(
+                at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: partial.path, contents: nil) else {
+                throw URLError(.cannotCreateFile, userInfo: [NSURLErrorFailingURLErrorKey: destination])
+            }
+            return SendableBox(try FileHandle(forWritingTo: partial))
+        }.map { [state] file in
+            state.withLockedValue { state in
+                state.file = file.value
+                state.partial = partial
+            }
+        }
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let file = state.withLockedValue { [destination] state -> FileHandle? in
+            if let file = state.file { return file }
+            var part = buffer
+            if destination != nil {
+                // A download's unacceptable status: its body is kept up to the limit.
+                let room = Self.errorBodyLimit - (state.body?.readableBytes ?? 0)
+                guard room > 0 else { return nil }
+                if part.readableBytes > room {
+                    part = part.getSlice(at: part.readerIndex, length: room) ?? part
+                }
+            }
+            if state.body == nil {
+                state.body = part
+            } else {
+                state.body?.writeImmutableBuffer(part)
+            }
+            return nil
+        }
+        guard let file else { return task.eventLoop.makeSucceededVoidFuture() }
+        let handle = SendableBox(file)
+        return NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {
+            try handle.value.write(contentsOf: buffer.readableBytesView)
+        }.map { [state, downloadProgress] in
+            let (written, expected) = state.withLockedValue { state in
+                state.written += Int64(buffer.readableBytes)
+                return (state.written, state.expected)
+            }
+            downloadProgress?(written, expected)
+        }
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
+
+    /// Reports the attempt's outcome once its task has ended: moves a download into place first, or
+    /// removes its partial file.
+    func finish(_ result: Result<Void, any Error>, completion: @escaping @Sendable (TransportOutcome) -> Void) {
+        let (response, body, file, partial) = state.withLockedValue { state in
+            defer {
+                state.file = nil
+                state.partial = nil
+            }
+            return (state.response, state.body, state.file.map(SendableBox.init), state.partial)
+        }
+        let data = body.map { Data(buffer: $0, byteTransferStrategy: .automatic) } ?? Data()
+        let error = result.failure.map(AsyncHTTPClientTransport.transportError)
+        guard let partial else {
+            completion(TransportOutcome(response: response, body: data, error: error))
+            return
+        }
+        let destination = destination
+        NIOThreadPool.singleton.submit { _ in
+            var error = error
+            try? file?.value.close()
+            do {
+                if error == nil, let destination {
+                    let manager = FileManager.default
+                    if manager.fileExists(atPath: destination.path) {
+                        try manager.removeItem(at: destination)
+                    }
+                    try manager.moveItem(at: partial, to: destination)
+                }
+            } catch let moveError {
+                error = moveError
+            }
+            if error != nil {
+                try? FileManager.default.removeItem(at: partial)
+            }
+            completion(TransportOutcome(response: response, body: data, error: error))
+        }
+    }
+
+    /// The response head as Foundation's response, a repeated header's values joined by commas.
+    static func response(for head: HTTPResponseHead, url: URL) -> HTTPURLResponse? {
+        var fields: [String: String] = [:]
+        for (name, value) in head.headers {
+            if let existing = fields[name] {
+                fields[name] = existing + ", " + value
+            } else {
+                fields[name] = value
+            }
+        }
+        let version = "HTTP/\(head.version.major).\(head.version.minor)"
+        return HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
+    }
+}
+
+/// A value passed between threads that is used by one thread at a time (a file handle written by
+/// the thread pool, one write after the other).
+struct SendableBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

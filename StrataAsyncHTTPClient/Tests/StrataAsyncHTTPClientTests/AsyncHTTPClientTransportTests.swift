@@ -1,0 +1,194 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import NIOSSL
+import StrataCore
+import StrataSession
+import Testing
+
+@testable import StrataAsyncHTTPClient
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What the transport does without a server: its errors, deadlines, response heads and the life of
+/// its client. Everything over a real server is in the integration suite, which runs whole over
+/// this transport (`STRATA_TRANSPORT=asynchttpclient`).
+@Suite struct AsyncHTTPClientTransportTests {
+    @Test(arguments: [
+        (HTTPClientError.cancelled, URLError.Code.cancelled),
+        (HTTPClientError.alreadyShutdown, .cancelled),
+        (HTTPClientError.deadlineExceeded, .timedOut),
+        (HTTPClientError.readTimeout, .timedOut),
+        (HTTPClientError.connectTimeout, .timedOut),
+        (HTTPClientError.tlsHandshakeTimeout, .timedOut),
+        (HTTPClientError.remoteConnectionClosed, .networkConnectionLost),
+        (HTTPClientError.bodyLengthMismatch, .networkConnectionLost),
+        (HTTPClientError.invalidURL, .badURL),
+        (HTTPClientError.emptyHost, .badURL),
+        (HTTPClientError.unsupportedScheme("ftp"), .unsupportedURL),
+        (HTTPClientError.invalidHeaderFieldValues(["x"]), .badServerResponse),
+    ])
+    func clientErrorsBecomeTheURLErrorsURLSessionGives(error: HTTPClientError, code: URLError.Code) throws {
+        let mapped = try #require(AsyncHTTPClientTransport.transportError(error) as? URLError)
+        #expect(mapped.code == code)
+        #expect(mapped.userInfo[NSUnderlyingErrorKey] as? HTTPClientError == error)
+    }
+
+    @Test func nioAndTLSAndDecompressionErrorsHaveCodesOfTheirOwn() {
+        #expect(AsyncHTTPClientTransport.code(for: ChannelError.connectTimeout(.seconds(1))) == .timedOut)
+        #expect(AsyncHTTPClientTransport.code(for: ChannelError.eof) == .networkConnectionLost)
+        #expect(AsyncHTTPClientTransport.code(for: ChannelError.ioOnClosedChannel) == .networkConnectionLost)
+        #expect(
+            AsyncHTTPClientTransport.code(for: IOError(errnoCode: ECONNRESET, reason: "read")) == .networkConnectionLost
+        )
+        #expect(
+            AsyncHTTPClientTransport.code(for: IOError(errnoCode: ECONNREFUSED, reason: "connect"))
+                == .cannotConnectToHost)
+        #expect(AsyncHTTPClientTransport.code(for: IOError(errnoCode: ETIMEDOUT, reason: "connect")) == .timedOut)
+        #expect(AsyncHTTPClientTransport.code(for: HTTPParserError.invalidStatus) == .badServerResponse)
+        #expect(
+            AsyncHTTPClientTransport.code(for: NIOHTTPDecompression.DecompressionError.limit)
+                == .cannotDecodeContentData)
+        #expect(AsyncHTTPClientTransport.code(for: NIOSSLError.uncleanShutdown) == .secureConnectionFailed)
+        #expect(AsyncHTTPClientTransport.code(for: CancellationError()) == .unknown)
+    }
+
+    @Test func strataErrorsAndURLErrorsPassUnchanged() {
+        let trust = ServerTrustError.refused(host: "127.0.0.1", reason: "not pinned")
+        #expect(AsyncHTTPClientTransport.transportError(trust) as? ServerTrustError == trust)
+        let redirect = AsyncHTTPClientTransportError.clientFollowedRedirect
+        #expect(AsyncHTTPClientTransport.transportError(redirect) as? AsyncHTTPClientTransportError == redirect)
+        #expect((AsyncHTTPClientTransport.transportError(URLError(.timedOut)) as? URLError)?.code == .timedOut)
+    }
+
+    @Test(arguments: [-1, 0, 0.25, 30, 315_359_999])
+    func aTimeoutIsTheAttemptsDeadline(seconds: TimeInterval) throws {
+        let before = NIODeadline.now()
+        let deadline = try #require(AsyncHTTPClientTransport.deadline(for: seconds))
+        let expected = before + .nanoseconds(Int64(max(0, seconds) * 1e9))
+        #expect(deadline >= expected)
+        #expect(deadline < expected + .seconds(1))
+    }
+
+    @Test(arguments: [315_360_000, .infinity, .nan, .greatestFiniteMagnitude])
+    func aTimeoutTooLongToBeOneSetsNoDeadline(seconds: TimeInterval) {
+        #expect(AsyncHTTPClientTransport.deadline(for: seconds) == nil)
+    }
+
+    @Test func aResponseHeadBecomesAnHTTPURLResponseWithRepeatedHeadersJoined() throws {
+        let url = try #require(URL(string: "http://127.0.0.1/x"))
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.add(name: "Set-Cookie", value: "a=1")
+        headers.add(name: "Set-Cookie", value: "b=2")
+        headers.add(name: "Content-Type", value: "application/json")
+        let head = HTTPResponseHead(version: .http1_1, status: .custom(code: 999, reasonPhrase: "?"), headers: headers)
+        let response = try #require(ResponseDelegate.response(for: head, url: url))
+        #expect(response.statusCode == 999)
+        #expect(response.value(forHTTPHeaderField: "set-cookie") == "a=1, b=2")
+        #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(response.url == url)
+    }
+
+    @Test func theStrataConfigurationFollowsNoRedirectAndDecompressesWithALimit() {
+        let configuration = AsyncHTTPClientTransport.strataConfiguration()
+        #expect(configuration.connectionPool.retryConnectionEstablishment == false)
+        guard case .enabled = configuration.decompression else {
+            Issue.record("decompression is off")
+            return
+        }
+    }
+
+    @Test func aRefusedConnectionFailsAtOnceWithCannotConnectToHost() async throws {
+        let transport = AsyncHTTPClientTransport()
+        let outcome = try await send(URLRequest(url: try closedPortURL()), over: transport, timeout: 30)
+        #expect((outcome.error as? URLError)?.code == .cannotConnectToHost)
+        try await transport.shutdown()
+    }
+
+    @Test func afterShutdownAnAttemptFailsAsCancelledOnce() async throws {
+        let transport = AsyncHTTPClientTransport()
+        try await transport.shutdown()
+        try await transport.shutdown()  // a second shutdown does nothing
+        let outcome = try await send(URLRequest(url: try closedPortURL()), over: transport, timeout: 30)
+        #expect((outcome.error as? URLError)?.code == .cancelled)
+    }
+
+    @Test func aClientPassedInIsLeftRunning() async throws {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        do {
+            let transport = AsyncHTTPClientTransport(client: client)
+            try await transport.shutdown()
+        }
+        // Still running: a request is attempted and refused, not failed as shut down.
+        let transport = AsyncHTTPClientTransport(client: client)
+        let outcome = try await send(URLRequest(url: try closedPortURL()), over: transport, timeout: 30)
+        #expect((outcome.error as? URLError)?.code == .cannotConnectToHost)
+        try await client.shutdown()
+    }
+
+    @Test func anUnsupportedSchemeFailsUnsentOnce() async throws {
+        let transport = AsyncHTTPClientTransport()
+        let outcome = try await send(
+            URLRequest(url: try #require(URL(string: "ftp://127.0.0.1/file"))), over: transport)
+        #expect((outcome.error as? URLError)?.code == .unsupportedURL)
+        try await transport.shutdown()
+    }
+
+    @Test func aTransportReleasedShutsItsClientDown() async throws {
+        weak var released: AsyncHTTPClientTransport?
+        do {
+            let transport = AsyncHTTPClientTransport()
+            released = transport
+            _ = try await send(URLRequest(url: try closedPortURL()), over: transport)
+        }
+        // An unreleased client would trap in its deinit in a debug build; this one was shut down.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(released == nil)
+    }
+}
+
+/// A URL on loopback where nothing listens.
+func closedPortURL() throws -> URL {
+    let socket = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0)
+        .wait()
+    let port = socket.localAddress?.port ?? 9
+    try socket.close().wait()
+    return try #require(URL(string: "http://127.0.0.1:\(port)/"))
+}
+
+/// Sends `request` and waits for its one outcome.
+func send(
+    _ request: URLRequest, over transport: any Transport, timeout: TimeInterval = 10
+) async throws
+    -> TransportOutcome
+{
+    var request = request
+    request.timeoutInterval = timeout
+    let calls = Counter()
+    let outcome = await withCheckedContinuation { continuation in
+        _ = transport.send(TransportAttempt(request: request)) { outcome in
+            if calls.increment() == 1 { continuation.resume(returning: outcome) }
+        }
+    }
+    try await Task.sleep(for: .milliseconds(50))
+    #expect(calls.value == 1)
+    return outcome
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() -> Int {
+        lock.withLock {
+            count += 1; return count
+        }
+    }
+}
