@@ -20,6 +20,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "Strata", path: ".."),
+        .package(name: "StrataAsyncHTTPClient", path: "../StrataAsyncHTTPClient"),
         .package(name: "StrataIntegrationTests", path: "../IntegrationTests"),
     ],
     targets: [
@@ -36,7 +37,10 @@ let package = Package(
         ),
         .target(
             name: "ShopApp",
-            dependencies: ["ShopDomain", "ShopData", "ShopDemoAPI", .product(name: "Strata", package: "Strata")],
+            dependencies: [
+                "ShopDomain", "ShopData", "ShopDemoAPI", .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
+            ],
             swiftSettings: settings
         ),
         .executableTarget(name: "StrataExample", dependencies: ["ShopApp"], swiftSettings: settings),

@@ -43,6 +43,7 @@ let package = Package(
             name: "StrataAsyncHTTPClientTests",
             dependencies: [
                 "StrataAsyncHTTPClient",
+                .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataCore", package: "Strata"),
                 .product(name: "StrataSession", package: "Strata"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

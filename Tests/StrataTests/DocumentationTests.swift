@@ -3,7 +3,8 @@ import Testing
 
 /// Keeps the README and the DocC catalogs honest: every ```swift block (but Package.swift fragments)
 /// must appear, line for line, in ReadmeSnippets.swift or DocumentationSnippets.swift, which the test
-/// target compiles.
+/// target compiles, or — for the README's blocks on AsyncHTTPClient — in the ReadmeSnippets.swift of
+/// the StrataAsyncHTTPClient package's tests, which that package compiles.
 @Suite struct DocumentationTests {
     private static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -32,10 +33,12 @@ import Testing
     }
 
     private static let compiled: [String] = {
-        let files = ["ReadmeSnippets.swift", "DocumentationSnippets.swift"]
-        return files.flatMap { name in
-            let url = root.appendingPathComponent("Tests/StrataTests").appendingPathComponent(name)
-            return lines((try? String(contentsOf: url, encoding: .utf8)) ?? "")
+        let files = [
+            "Tests/StrataTests/ReadmeSnippets.swift", "Tests/StrataTests/DocumentationSnippets.swift",
+            "StrataAsyncHTTPClient/Tests/StrataAsyncHTTPClientTests/ReadmeSnippets.swift",
+        ]
+        return files.flatMap { path in
+            lines((try? String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)) ?? "")
         }
     }()
 

@@ -22,10 +22,12 @@ public struct CompositionRoot: Sendable {
 
     /// Wires the app for `configuration`.
     /// - Parameters:
+    ///   - transport: Sends every request, for both session managers: one connection pool.
     ///   - monitors: Told of every request's life, a logger among them (none: silence).
     ///   - didRefreshToken: Called after each token refresh.
     public init(
         configuration: NetworkConfiguration,
+        transport: any Transport = URLSessionTransport(),
         monitors: [any EventMonitor] = [],
         didRefreshToken: @escaping @Sendable () -> Void = {}
     ) {
@@ -42,15 +44,16 @@ public struct CompositionRoot: Sendable {
         }
 
         let publicTransfer = transfer(
-            over: URLSessionManager(adapters: [userAgent], retriers: [retries], monitors: monitors))
+            over: SessionManager(transport: transport, adapters: [userAgent], retriers: [retries], monitors: monitors))
         let authentication = AuthenticationInterceptor(
             authenticator: ShopAuthenticator(transfer: publicTransfer, didRefresh: didRefreshToken),
             credential: nil,
             origins: Set([Origin(configuration.baseURL)].compactMap { $0 })
         )
         let protectedTransfer = transfer(
-            over: URLSessionManager(
-                adapters: [userAgent], retriers: [retries], interceptors: [authentication], monitors: monitors))
+            over: SessionManager(
+                transport: transport, adapters: [userAgent], retriers: [retries], interceptors: [authentication],
+                monitors: monitors))
 
         products = RemoteProductRepository(transfer: publicTransfer)
         orders = RemoteOrderRepository(transfer: publicTransfer)

@@ -42,14 +42,18 @@ public struct LaunchOptions: Hashable, Sendable {
     public var verbose: Bool
     /// Whether to print the usage and stop.
     public var help: Bool
+    /// What sends the requests.
+    public var transport: TransportChoice
 
     /// The usage text.
     public static let usage = """
-        Usage: swift run --package-path Example StrataExample [--env local|staging|production] [--verbose]
+        Usage: swift run --package-path Example StrataExample [--env local|staging|production]
+                 [--transport urlsession|asynchttpclient] [--verbose]
 
-          --env NAME   the environment to talk to (default: local, an embedded demo API on loopback);
-                       STRATA_ENVIRONMENT=NAME does the same, the flag wins
-          --verbose    log every request and response, credentials redacted
+          --env NAME         the environment to talk to (default: local, an embedded demo API on
+                             loopback); STRATA_ENVIRONMENT=NAME does the same, the flag wins
+          --transport NAME   what sends the requests: urlsession (the default) or asynchttpclient
+          --verbose          log every request and response, credentials redacted
         """
 
     /// Reads the flags, falling back to `STRATA_ENVIRONMENT` and then to `local`.
@@ -59,6 +63,7 @@ public struct LaunchOptions: Hashable, Sendable {
         environment = environments.selectedEnvironment(processEnvironment: processEnvironment)
         verbose = false
         help = false
+        transport = .urlSession
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             switch argument {
@@ -67,6 +72,11 @@ public struct LaunchOptions: Hashable, Sendable {
                 environment = NetworkEnvironment(name)
             case _ where argument.hasPrefix("--env="):
                 environment = NetworkEnvironment(String(argument.dropFirst("--env=".count)))
+            case "--transport":
+                guard let name = remaining.popFirst() else { throw .missingValue("--transport") }
+                transport = try TransportChoice(name: name)
+            case _ where argument.hasPrefix("--transport="):
+                transport = try TransportChoice(name: String(argument.dropFirst("--transport=".count)))
             case "--verbose", "-v":
                 verbose = true
             case "--help", "-h":
@@ -89,6 +99,8 @@ public enum LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     case missingValue(String)
     /// An environment the app does not know.
     case unknownEnvironment(String)
+    /// A transport the app does not know.
+    case unknownTransport(String)
 
     /// What is wrong, and what would be right.
     public var description: String {
@@ -97,6 +109,26 @@ public enum LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         case .missingValue(let flag): return "\(flag) needs a value."
         case .unknownEnvironment(let name):
             return "Unknown environment '\(name)'; choose local, staging or production."
+        case .unknownTransport(let name):
+            return "Unknown transport '\(name)'; choose urlsession or asynchttpclient."
         }
     }
+}
+
+/// What sends the app's requests: the same layers above either.
+public enum TransportChoice: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+    /// `URLSession` (FoundationNetworking on Linux).
+    case urlSession = "urlsession"
+    /// AsyncHTTPClient, on SwiftNIO.
+    case asyncHTTPClient = "asynchttpclient"
+
+    /// The choice named `name` on the command line.
+    /// - Throws: ``LaunchError/unknownTransport(_:)`` for any other name.
+    init(name: String) throws(LaunchError) {
+        guard let choice = TransportChoice(rawValue: name.lowercased()) else { throw .unknownTransport(name) }
+        self = choice
+    }
+
+    /// The name, as the command line spells it.
+    public var description: String { rawValue }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ShopDemoAPI
 import Strata
+import StrataAsyncHTTPClient
 
 /// The command-line app: reads the options, starts the demo API for `local`, wires the app for the
 /// chosen environment, and takes the tour.
@@ -37,13 +38,24 @@ public enum ExampleApp {
             return 1
         }
 
+        // One transport for the app; over AsyncHTTPClient it owns a client, shut down at the end.
+        let client = options.transport == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
+        let transport: any Transport
+        if let client {
+            transport = client
+        } else {
+            transport = URLSessionTransport()
+        }
         let refreshes = Counter()
         let root = CompositionRoot(
             configuration: configuration,
+            transport: transport,
             monitors: options.verbose ? [ConsoleNetworkLogger(level: .debug)] : [],
             didRefreshToken: { refreshes.increment() }
         )
-        print("Strata example — environment \(options.environment), \(configuration.baseURL.absoluteString)")
+        print(
+            "Strata example — environment \(options.environment), \(configuration.baseURL.absoluteString), "
+                + "over \(options.transport)")
         if demo != nil {
             print("(the demo API runs in this process on loopback; no network needed)")
         }
@@ -53,6 +65,7 @@ public enum ExampleApp {
         }
         let tour = Tour(root: root, refreshes: refreshes, expireSessions: expireSessions) { print($0) }
         let failures = await tour.run()
+        try? await client?.shutdown()
         try? await demo?.shutdown()
         print(failures == 0 ? "\nAll 8 steps went as expected." : "\n\(failures) of 8 steps did not go as expected.")
         return failures == 0 ? 0 : 1

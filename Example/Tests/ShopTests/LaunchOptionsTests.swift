@@ -6,6 +6,21 @@ import Testing
     @Test func localIsTheDefault() throws {
         let options = try LaunchOptions(arguments: [], processEnvironment: [:])
         #expect(options.environment == .local && !options.verbose && !options.help)
+        #expect(options.transport == .urlSession)
+    }
+
+    @Test func theTransportIsChosenByName() throws {
+        #expect(
+            try LaunchOptions(arguments: ["--transport", "asynchttpclient"], processEnvironment: [:]).transport
+                == .asyncHTTPClient)
+        #expect(
+            try LaunchOptions(arguments: ["--transport=URLSession"], processEnvironment: [:]).transport == .urlSession)
+        #expect(throws: LaunchError.unknownTransport("curl")) {
+            try LaunchOptions(arguments: ["--transport", "curl"], processEnvironment: [:])
+        }
+        #expect(throws: LaunchError.missingValue("--transport")) {
+            try LaunchOptions(arguments: ["--transport"], processEnvironment: [:])
+        }
     }
 
     @Test func theEnvironmentVariableChoosesAndTheFlagWins() throws {

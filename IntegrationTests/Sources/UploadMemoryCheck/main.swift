@@ -1,8 +1,10 @@
-// Uploads a file of a given size as a multipart body through the loopback server (or, with
-// --download, downloads that many bytes to a file) and reports the process's peak resident memory,
-// failing if it exceeds a limit or if the bytes that arrived differ.
+// Uploads a file of a given size as a multipart body through the loopback server (with --raw, as
+// the raw request body; with --download, downloads that many bytes to a file) and reports the
+// process's peak resident memory, failing if it exceeds a limit or if the bytes that arrived differ.
+// It runs over the transport STRATA_TRANSPORT names (urlsession, the default, or asynchttpclient).
 //
 //   swift run -c release --package-path IntegrationTests UploadMemoryCheck --size-mib 1024 --limit-mib 100
+//   swift run -c release --package-path IntegrationTests UploadMemoryCheck --raw --size-mib 1024
 //   swift run -c release --package-path IntegrationTests UploadMemoryCheck --download --size-mib 1024
 
 import Foundation
@@ -100,7 +102,7 @@ if CommandLine.arguments.contains("--download") {
     let peak = ProcessMemory.peakResidentBytes()
     let reported = progress.verdict(minimum: size)
     print(
-        "download-memory-check: \(sizeMiB) MiB download to a file in \(elapsed), saved \(saved.size) bytes "
+        "download-memory-check over \(TestTransport.current): \(sizeMiB) MiB download to a file in \(elapsed), saved \(saved.size) bytes "
             + "(crc32 \(intact ? "match" : "MISMATCH")), \(reported.summary), "
             + "peak resident memory \(peak / 1_048_576) MiB (limit \(limitMiB) MiB)"
     )
@@ -136,31 +138,46 @@ let transfer = DefaultDataTransferService(
     ),
     completionQueue: .global()
 )
-var form = MultipartFormData()
-try form.append(fileURL: source, name: "file", fileName: "source.bin")
+let raw = CommandLine.arguments.contains("--raw")
 let progress = ProgressTracker()
 let started = ContinuousClock.now
-let echo = try await transfer.request(
-    Endpoint<MultipartEcho>(
-        path: "multipart",
-        method: .post,
-        bodyParameters: ["purpose": "memory check"],
-        bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: directory),
-        options: RequestOptions(uploadProgress: progress.record)
+let received: (size: Int, crc32: UInt32)?
+if raw {
+    // The file itself as the body, streamed from disk.
+    let count = try await transfer.request(
+        Endpoint<BodyCount>(
+            path: "count",
+            method: .post,
+            bodyEncoding: UploadEncoding.file(source, contentType: "application/octet-stream"),
+            options: RequestOptions(uploadProgress: progress.record)
+        )
     )
-)
+    received = (count.size, count.crc32)
+} else {
+    var form = MultipartFormData()
+    try form.append(fileURL: source, name: "file", fileName: "source.bin")
+    let echo = try await transfer.request(
+        Endpoint<MultipartEcho>(
+            path: "multipart",
+            method: .post,
+            bodyParameters: ["purpose": "memory check"],
+            bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: directory),
+            options: RequestOptions(uploadProgress: progress.record)
+        )
+    )
+    received = echo.parts.first { $0.name == "file" }.map { ($0.size, $0.crc32) }
+}
 let elapsed = ContinuousClock.now - started
 try await server.shutdown()
 
-let part = echo.parts.first { $0.name == "file" }
 let peak = ProcessMemory.peakResidentBytes()
-let intact = part?.size == size && part?.crc32 == checksum.value
+let intact = received?.size == size && received?.crc32 == checksum.value
 let reported = progress.verdict(minimum: size)
 let leftovers =
     (try? FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0 != "source.bin" }) ?? []
 print(
-    "upload-memory-check: \(sizeMiB) MiB multipart upload in \(elapsed), "
-        + "server saw \(part?.size ?? -1) bytes (crc32 \(intact ? "match" : "MISMATCH")), "
+    "upload-memory-check over \(TestTransport.current): \(sizeMiB) MiB \(raw ? "raw file" : "multipart") upload "
+        + "in \(elapsed), server saw \(received?.size ?? -1) bytes (crc32 \(intact ? "match" : "MISMATCH")), "
         + "\(reported.summary), "
         + "peak resident memory \(peak / 1_048_576) MiB (limit \(limitMiB) MiB), temporary files left: \(leftovers.count)"
 )
