@@ -12,7 +12,10 @@ import Testing
 /// Each broken answer gives a documented `NetworkError`, within a bounded time, with the
 /// completion called exactly once. None hangs; none crashes the process.
 @Suite struct FaultTests {
-    /// The documented outcome of each fault, as observed on swift-corelibs-foundation (libcurl).
+    /// The documented outcome of each fault: the `NetworkError` case, the same over both transports,
+    /// and for a transport failure the `URLError` code each transport reports, which differs —
+    /// libcurl's codes over `URLSession` on Linux, AsyncHTTPClient's errors mapped to the code Apple's
+    /// `URLSession` gives for the same failure.
     static let expectations: [(Fault, String)] = [
         (.closeBeforeResponse, "transport"),
         (.closeMidBody, "transport"),
@@ -22,12 +25,28 @@ import Testing
         (.noAnswer, "timedOut"),
     ]
 
+    /// The `URLError` code of each transport failure, by transport.
+    static let codes: [TestTransport: [Fault: URLError.Code]] = [
+        .urlSession: [
+            .closeBeforeResponse: .badServerResponse, .closeMidBody: .unknown, .shortContentLength: .unknown,
+            .malformedStatusLine: .unsupportedURL,
+        ],
+        .asyncHTTPClient: [
+            .closeBeforeResponse: .networkConnectionLost, .closeMidBody: .networkConnectionLost,
+            .shortContentLength: .networkConnectionLost, .malformedStatusLine: .badServerResponse,
+        ],
+    ]
+
     @Test(arguments: FaultTests.expectations)
     func eachFaultFailsWithItsDocumentedErrorInBoundedTime(fault: Fault, expected: String) async throws {
         try await Harness.with(timeout: 1) { (harness) async throws in
             let outcome = await timed(Endpoint<Void>(path: "fault/\(fault.rawValue)"), through: harness.network)
             switch outcome.result {
-            case .failure(.transport): #expect(expected == "transport", "\(outcome.result)")
+            case .failure(.transport(let error)):
+                #expect(expected == "transport", "\(outcome.result)")
+                #expect(
+                    error.code == Self.codes[TestTransport.current]?[fault],
+                    "\(fault.rawValue) over \(TestTransport.current): \(error.code.rawValue)")
             case .failure(.timedOut): #expect(expected == "timedOut")
             default: Issue.record("\(fault.rawValue): unexpected \(outcome.result)")
             }

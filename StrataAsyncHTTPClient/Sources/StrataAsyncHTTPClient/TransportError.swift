@@ -58,7 +58,9 @@ extension AsyncHTTPClientTransport {
             case ETIMEDOUT: return .timedOut
             default: return .networkConnectionLost
             }
-        case is HTTPParserError: return .badServerResponse
+        case let error as HTTPParserError:
+            // End of file inside a message: the connection closed before the body's end.
+            return error == .invalidEOFState ? .networkConnectionLost : .badServerResponse
         case is NIOHTTPDecompression.DecompressionError, is NIOHTTPDecompression.ExtraDecompressionError:
             return .cannotDecodeContentData
         case let error as NIOSSLError:

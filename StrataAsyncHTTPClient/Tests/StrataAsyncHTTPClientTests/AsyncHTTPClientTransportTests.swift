@@ -51,6 +51,8 @@ import Testing
                 == .cannotConnectToHost)
         #expect(AsyncHTTPClientTransport.code(for: IOError(errnoCode: ETIMEDOUT, reason: "connect")) == .timedOut)
         #expect(AsyncHTTPClientTransport.code(for: HTTPParserError.invalidStatus) == .badServerResponse)
+        // The connection closed before the message ended (a body cut short): lost, as URLSession says.
+        #expect(AsyncHTTPClientTransport.code(for: HTTPParserError.invalidEOFState) == .networkConnectionLost)
         #expect(
             AsyncHTTPClientTransport.code(for: NIOHTTPDecompression.DecompressionError.limit)
                 == .cannotDecodeContentData)
