@@ -17,6 +17,10 @@ let package = Package(
     dependencies: [
         .package(name: "Strata", path: ".."),
         .package(name: "StrataIntegrationTests", path: "../IntegrationTests"),
+        .package(name: "StrataAsyncHTTPClient", path: "../StrataAsyncHTTPClient"),
+        // The transport's peer: raw AsyncHTTPClient, measured side by side with Strata over it.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
         // The XML peer, measured side by side on the same documents; never a dependency of Strata.
@@ -52,6 +56,12 @@ let package = Package(
                 .product(name: "StrataEncoding", package: "Strata"),
                 .product(name: "StrataTestServer", package: "StrataIntegrationTests"),
                 .product(name: "XMLCoder", package: "XMLCoder"),
+                .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],
             path: "Benchmarks/StrataBenchmarks",
             swiftSettings: settings,

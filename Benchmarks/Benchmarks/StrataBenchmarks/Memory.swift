@@ -1,7 +1,13 @@
+import AsyncHTTPClient
 import Benchmark
 import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
 import Strata
+import StrataAsyncHTTPClient
 import StrataTestServer
+import _NIOFileSystem
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -9,7 +15,8 @@ import StrataTestServer
 
 /// Peak resident memory of one 1 GiB transfer to or from the loopback test server (in the same
 /// process): Strata's multipart upload of a file and download to a file, against `URLSession`'s
-/// upload from a file and download task.
+/// upload from a file and download task; and the same over AsyncHTTPClient, against its own
+/// streaming of a file (`_NIOFileSystem`'s chunks) and its `FileDownloadDelegate`.
 enum Memory {
     static let size = (Settings.smoke ? 8 : 1_024) * 1_048_576
 
@@ -21,6 +28,9 @@ enum Memory {
         let source: URL
         let session: URLSession
         let transfer: DefaultDataTransferService
+        let client: HTTPClient
+        let asyncTransport: AsyncHTTPClientTransport
+        let overAsyncHTTPClient: DefaultDataTransferService
 
         init(writingSource: Bool) async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -51,9 +61,22 @@ enum Memory {
                 ),
                 completionQueue: .global()
             )
+            client = HTTPClient(
+                eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+                configuration: AsyncHTTPClientTransport.strataConfiguration())
+            asyncTransport = AsyncHTTPClientTransport()
+            overAsyncHTTPClient = DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 600),
+                    sessionManager: SessionManager(transport: asyncTransport)
+                ),
+                completionQueue: .global()
+            )
         }
 
         func tearDown() async throws {
+            try await client.shutdown()
+            try await asyncTransport.shutdown()
             try await server.shutdown()
             try FileManager.default.removeItem(at: directory)
         }
@@ -131,6 +154,46 @@ enum Memory {
                     path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"],
                     options: RequestOptions(downloadDestination: target)))
             try fixture.check(target)
+        }
+
+        memoryBenchmark("Memory, 1 GiB download over AsyncHTTPClient — baseline: FileDownloadDelegate") { fixture in
+            let target = fixture.directory.appendingPathComponent("raw-download.bin")
+            let delegate = try FileDownloadDelegate(path: target.path)
+            _ = try await fixture.client.execute(
+                request: try HTTPClient.Request(url: fixture.downloadURL), delegate: delegate
+            ).get()
+            try fixture.check(target)
+        }
+        memoryBenchmark("Memory, 1 GiB download over AsyncHTTPClient — Strata: download to a file") { fixture in
+            let target = fixture.directory.appendingPathComponent("strata-download.bin")
+            _ = try await fixture.overAsyncHTTPClient.request(
+                Endpoint<Empty>(
+                    path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"],
+                    options: RequestOptions(downloadDestination: target)))
+            try fixture.check(target)
+        }
+
+        memoryBenchmark("Memory, 1 GiB upload over AsyncHTTPClient — baseline: a file's chunks streamed") { fixture in
+            let count = try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(fixture.source.path)) {
+                file in
+                var request = HTTPClientRequest(url: fixture.server.url("/count").absoluteString)
+                request.method = .POST
+                request.body = .stream(file.readChunks(in: 0..<Int64(size)), length: .known(Int64(size)))
+                let response = try await fixture.client.execute(request, timeout: .seconds(600))
+                return try JSONDecoder().decode(BodyCount.self, from: try await response.body.collect(upTo: 65_536))
+            }
+            guard count.size == size else { throw TransferCheckFailed(expected: size, actual: count.size) }
+        }
+        memoryBenchmark("Memory, 1 GiB upload over AsyncHTTPClient — Strata: multipart upload of a file") { fixture in
+            var form = MultipartFormData()
+            try form.append(fileURL: fixture.source, name: "file", fileName: "source.bin")
+            let echo = try await fixture.overAsyncHTTPClient.request(
+                Endpoint<MultipartEcho>(
+                    path: "multipart", method: .post,
+                    bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: fixture.directory))
+            )
+            let uploaded = echo.parts.first?.size ?? -1
+            guard uploaded == size else { throw TransferCheckFailed(expected: size, actual: uploaded) }
         }
 
         memoryBenchmark("Memory, 1 GiB upload — baseline: URLSession upload from a file") { fixture in

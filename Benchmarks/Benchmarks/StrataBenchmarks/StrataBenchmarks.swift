@@ -4,6 +4,7 @@ import StackFixture
 let benchmarks: @Sendable () -> Void = {
     StackOverhead.register()
     Loopback.register()
+    LoopbackAsyncHTTPClient.register()
     Encoders.register()
     XMLPeers.register()
     Memory.register()

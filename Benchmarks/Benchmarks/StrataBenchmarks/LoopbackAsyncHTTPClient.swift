@@ -1,0 +1,160 @@
+import AsyncHTTPClient
+import Benchmark
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import StackFixture
+import Strata
+import StrataAsyncHTTPClient
+import StrataTestServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The GETs of ``Loopback`` with Strata over AsyncHTTPClient: against raw AsyncHTTPClient (its
+/// future-based `execute(request:)` and its async `execute(_:timeout:)`, each collecting the body and
+/// decoding it with `JSONDecoder`), one at a time and 64 at once; and one at a time against Strata
+/// over `URLSession` and raw `URLSession.data(for:)`, to show what the transport changes.
+enum LoopbackAsyncHTTPClient {
+    static let concurrency = Loopback.concurrency
+
+    final class Fixture: Sendable {
+        let server: TestServer
+        let client: HTTPClient
+        let request: HTTPClient.Request
+        let url: String
+        let strata: DefaultDataTransferService
+        let strataTransport: AsyncHTTPClientTransport
+        let session: URLSession
+        let strataOverURLSession: DefaultDataTransferService
+        let urlRequest: URLRequest
+
+        init() async throws {
+            server = try await TestServer.start(standardRoutes: false)
+            server.router.add("GET", "/items") { _ in
+                .json(String(decoding: StackOverhead.body, as: UTF8.self))
+            }
+            // One client for both sides, configured as Strata's own (no redirects, decompression,
+            // no retried connection establishment): they share its connection pool, so the pairs
+            // measure the layers, not which event loops two pools' connections landed on.
+            client = HTTPClient(
+                eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+                configuration: AsyncHTTPClientTransport.strataConfiguration())
+            url = server.url("/items").absoluteString
+            request = try HTTPClient.Request(url: url)
+            strataTransport = AsyncHTTPClientTransport(client: client, decompresses: true)
+            strata = DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: server.baseURL),
+                    sessionManager: SessionManager(transport: strataTransport)
+                )
+            )
+            let configuration = URLSessionConfiguration.default
+            configuration.urlCache = nil
+            configuration.httpMaximumConnectionsPerHost = concurrency
+            session = URLSession(configuration: configuration)
+            strataOverURLSession = DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: server.baseURL),
+                    sessionManager: SessionManager(configuration: configuration)
+                )
+            )
+            urlRequest = URLRequest(url: server.url("/items"))
+        }
+
+        func tearDown() async throws {
+            try await client.shutdown()
+            try await strataTransport.shutdown()
+            try await server.shutdown()
+        }
+
+        /// A hand-written client over AsyncHTTPClient's futures: send, check the status, decode.
+        func rawFutures() async throws -> StackOverhead.Page {
+            let response = try await client.execute(request: request).get()
+            guard (200..<300).contains(response.status.code), let body = response.body else {
+                throw URLError(.badServerResponse)
+            }
+            return try JSONDecoder().decode(StackOverhead.Page.self, from: body)
+        }
+
+        /// The same over AsyncHTTPClient's async API.
+        func rawAsync() async throws -> StackOverhead.Page {
+            let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
+            guard (200..<300).contains(response.status.code) else { throw URLError(.badServerResponse) }
+            let body = try await response.body.collect(upTo: 1_048_576)
+            return try JSONDecoder().decode(StackOverhead.Page.self, from: body)
+        }
+
+        /// Strata over AsyncHTTPClient.
+        func overAsyncHTTPClient() async throws -> StackOverhead.Page {
+            try await strata.request(Endpoint<StackOverhead.Page>(path: "items"))
+        }
+
+        /// Strata over `URLSession`.
+        func overURLSession() async throws -> StackOverhead.Page {
+            try await strataOverURLSession.request(Endpoint<StackOverhead.Page>(path: "items"))
+        }
+
+        /// Raw `URLSession.data(for:)`.
+        func rawURLSession() async throws -> StackOverhead.Page {
+            let (data, response) = try await session.data(for: urlRequest)
+            guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
+                throw URLError(.badServerResponse)
+            }
+            return try JSONDecoder().decode(StackOverhead.Page.self, from: data)
+        }
+    }
+
+    private static let fixture = Shared<Fixture>()
+
+    static func register() {
+        let setup: Benchmark.BenchmarkSetupHook = { fixture.value = try await Fixture() }
+        let teardown: Benchmark.BenchmarkTeardownHook = { try await fixture.value?.tearDown() }
+        let baselines: [(name: String, call: @Sendable (Fixture) async throws -> StackOverhead.Page)] = [
+            ("AsyncHTTPClient execute(request:)", { try await $0.rawFutures() }),
+            ("AsyncHTTPClient async execute", { try await $0.rawAsync() }),
+        ]
+        for (name, call) in baselines {
+            SideBySide.register(
+                "Loopback GET over AsyncHTTPClient, sequential, vs \(name)", operations: 1, iterations: 20_000,
+                setup: setup, teardown: teardown,
+                baseline: { if let fixture = fixture.value { blackHole(try await call(fixture)) } },
+                strata: { blackHole(try await fixture.value?.overAsyncHTTPClient()) }
+            )
+            SideBySide.register(
+                "Loopback GET over AsyncHTTPClient, 64 at once, vs \(name)", operations: concurrency,
+                iterations: 20_000, setup: setup, teardown: teardown,
+                baseline: { try await batch(call) },
+                strata: { try await batch { try await $0.overAsyncHTTPClient() } }
+            )
+        }
+        // The transport's gain: Strata over AsyncHTTPClient is the "Strata" side of these pairs.
+        let others: [(name: String, call: @Sendable (Fixture) async throws -> StackOverhead.Page)] = [
+            ("Strata over URLSession", { try await $0.overURLSession() }),
+            ("URLSession", { try await $0.rawURLSession() }),
+        ]
+        for (name, call) in others {
+            SideBySide.register(
+                "Loopback GET over AsyncHTTPClient, sequential, vs \(name)", operations: 1, iterations: 5_000,
+                setup: setup, teardown: teardown,
+                baseline: { if let fixture = fixture.value { blackHole(try await call(fixture)) } },
+                strata: { blackHole(try await fixture.value?.overAsyncHTTPClient()) }
+            )
+        }
+    }
+
+    /// Runs `call` ``concurrency`` times at once.
+    private static func batch(_ call: @escaping @Sendable (Fixture) async throws -> StackOverhead.Page) async throws {
+        guard let fixture = fixture.value else { return }
+        try await withThrowingTaskGroup(of: StackOverhead.Page.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask { try await call(fixture) }
+            }
+            for try await page in group {
+                blackHole(page)
+            }
+        }
+    }
+}
