@@ -8,7 +8,8 @@ step() { printf '\n== %s ==\n' "$*"; }
 step "Format (swift format lint --strict)"
 swift format lint --strict --recursive --parallel Package.swift Sources Tests IntegrationTests/Package.swift \
     IntegrationTests/Sources IntegrationTests/Tests Example/Package.swift Example/Sources Example/Tests \
-    Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources
+    Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources \
+    StrataAsyncHTTPClient/Package.swift StrataAsyncHTTPClient/Sources StrataAsyncHTTPClient/Tests
 
 step "Module graph: the README's table of layers matches Package.swift"
 python3 scripts/check-module-graph.py
@@ -19,6 +20,10 @@ swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-che
 step "Documentation: every product's DocC catalog, warnings as errors (toolchain docc, no plugin)"
 scripts/docs.sh
 
+step "StrataAsyncHTTPClient: its own package, built with warnings as errors, and its tests"
+swift build --package-path StrataAsyncHTTPClient --build-tests -Xswiftc -warnings-as-errors
+swift test --package-path StrataAsyncHTTPClient --skip-build
+
 step "Unit tests"
 swift test -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 
@@ -27,23 +32,31 @@ step "Unit tests under ThreadSanitizer (the cancellation races among them)"
 # starves the timing of the others on 2 cores.
 swift test --sanitize=thread --scratch-path .build-tsan --skip NestingDepthTests
 
-step "Integration tests against the loopback server"
-swift test --package-path IntegrationTests --no-parallel
+# The integration suite runs once per transport: STRATA_TRANSPORT names the one every test builds
+# its session manager on (TestTransport in IntegrationTests). Where behaviour differs by transport,
+# the test says so.
+for transport in urlsession asynchttpclient; do
+    export STRATA_TRANSPORT=$transport
 
-step "Integration load and cancellation tests under ThreadSanitizer"
-swift test --package-path IntegrationTests --no-parallel --sanitize=thread --scratch-path IntegrationTests/.build-tsan \
-    --filter 'LoadTests|cancelling|LinuxDefectTests|AuthenticationTests|Cancelled|aStorm' \
-    --skip residentMemoryDoesNotGrowOverALongRun  # ThreadSanitizer's shadow memory makes RSS meaningless
+    step "Integration tests against the loopback server, over $transport"
+    swift test --package-path IntegrationTests --no-parallel
 
-step "Multipart upload memory check: 256 MiB through the loopback server, peak resident memory under 100 MiB"
-swift run -c release --package-path IntegrationTests UploadMemoryCheck --size-mib 256 --limit-mib 100
+    step "Integration load and cancellation tests under ThreadSanitizer, over $transport"
+    swift test --package-path IntegrationTests --no-parallel --sanitize=thread --scratch-path IntegrationTests/.build-tsan \
+        --filter 'LoadTests|cancelling|LinuxDefectTests|AuthenticationTests|Cancelled|aStorm' \
+        --skip residentMemoryDoesNotGrowOverALongRun  # ThreadSanitizer's shadow memory makes RSS meaningless
 
-step "Download memory check: 256 MiB to a file through every layer, peak resident memory under 100 MiB"
-IntegrationTests/.build/release/UploadMemoryCheck --download --size-mib 256 --limit-mib 100
+    step "Memory checks over $transport: 256 MiB multipart upload, raw file upload and download, peak resident memory under 100 MiB"
+    swift run -c release --package-path IntegrationTests UploadMemoryCheck --size-mib 256 --limit-mib 100
+    IntegrationTests/.build/release/UploadMemoryCheck --raw --size-mib 256 --limit-mib 100
+    IntegrationTests/.build/release/UploadMemoryCheck --download --size-mib 256 --limit-mib 100
+done
+unset STRATA_TRANSPORT
 
 step "Example: its tests (each layer mocked separately), then the tour against the embedded demo API"
 swift test --package-path Example
 swift run --package-path Example
+swift run --package-path Example StrataExample --transport asynchttpclient
 
 step "Benchmarks: a short smoke run, so they keep building and running (figures: scripts/bench.sh)"
 BENCH_SMOKE=1 scripts/bench.sh
