@@ -1,8 +1,26 @@
-/// A gzip member (RFC 1952) holding `bytes` in stored (uncompressed) deflate blocks (RFC 1951
-/// §3.2.4): a valid gzip body any client decodes, written without a compression library.
+/// Compressed bodies written without a compression library: `bytes` in stored (uncompressed)
+/// deflate blocks (RFC 1951 §3.2.4), wrapped as a gzip member (RFC 1952) or as a zlib stream
+/// (RFC 1950, what HTTP's `deflate` content coding is), which any client decodes.
 enum Gzip {
     static func stored(_ bytes: [UInt8]) -> [UInt8] {
-        var output: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF]
+        [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF] + storedBlocks(bytes)
+            + littleEndian(crc32(bytes)) + littleEndian(UInt32(truncatingIfNeeded: bytes.count))
+    }
+
+    /// A zlib stream: its header (deflate, 32 KiB window, no dictionary, check bits), the blocks
+    /// and the Adler-32 of `bytes`, most significant byte first.
+    static func zlibStored(_ bytes: [UInt8]) -> [UInt8] {
+        var (a, b): (UInt32, UInt32) = (1, 0)
+        for byte in bytes {
+            a = (a + UInt32(byte)) % 65_521
+            b = (b + a) % 65_521
+        }
+        let adler = b << 16 | a
+        return [0x78, 0x01] + storedBlocks(bytes) + littleEndian(adler).reversed()
+    }
+
+    private static func storedBlocks(_ bytes: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
         var offset = 0
         repeat {
             let count = min(65_535, bytes.count - offset)
@@ -12,7 +30,6 @@ enum Gzip {
             output += bytes[offset..<offset + count]
             offset += count
         } while offset < bytes.count
-        output += littleEndian(crc32(bytes)) + littleEndian(UInt32(truncatingIfNeeded: bytes.count))
         return output
     }
 

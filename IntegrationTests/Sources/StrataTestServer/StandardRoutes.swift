@@ -23,6 +23,7 @@ import NIOCore
 /// | `* /retry-after/{status}?key=&failures=&seconds=&date=1&header=0` | `failures` times that status (with `Retry-After` unless `header=0`), then `200` |
 /// | `* /flaky-close?key=&failures=` | `failures` times a closed connection, then `200` |
 /// | `GET /gzip` | a gzip-encoded JSON body |
+/// | `GET /deflate` | a JSON body of 96 KiB in the `deflate` content coding (a zlib stream) |
 /// | `POST /count` | the size and CRC-32 of the body, read as it arrives (``BodyCount``) |
 /// | `POST /multipart` | the parts of a `multipart/form-data` body, parsed by MultipartKit, as JSON |
 /// | `* /xml` | the request body back as `application/xml` |
@@ -111,6 +112,16 @@ public enum StandardRoutes {
                 status: 200,
                 headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
                 body: Gzip.stored(body)
+            )
+        }
+        router.add("GET", "/deflate") { _ in
+            // Larger than one stored block, so that the stream spans several.
+            let message = String(repeating: "Strata decodes deflate. ", count: 4_000)
+            let body = Array(#"{"deflated": true, "message": "\#(message)"}"#.utf8)
+            return .response(
+                status: 200,
+                headers: [("Content-Type", "application/json"), ("Content-Encoding", "deflate")],
+                body: Gzip.zlibStored(body)
             )
         }
         router.addStreaming("POST", "/count") { _ in ByteCounter() }

@@ -143,6 +143,19 @@ struct Note: Codable, Equatable, Sendable {
         }
     }
 
+    /// HTTP's `deflate` (a zlib stream), which AsyncHTTPClient's decompressor and libcurl both decode.
+    @Test func deflateBodiesAreDecoded() async throws {
+        struct Deflated: Decodable {
+            let deflated: Bool
+            let message: String
+        }
+        try await Harness.with { (harness) async throws in
+            let reply = try await harness.transfer.request(Endpoint<Deflated>(path: "deflate"))
+            #expect(reply.deflated)
+            #expect(reply.message == String(repeating: "Strata decodes deflate. ", count: 4_000))
+        }
+    }
+
     @Test func aLargeStreamedBodyArrivesWholeAndIntact() async throws {
         try await Harness.with { (harness) async throws in
             let size = 8 * 1_048_576
