@@ -52,6 +52,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Whether the client decompresses bodies, so requests may ask for `gzip` and `deflate`.
     private let decompresses: Bool
     private let isShutDown = NIOLockedValueBox(false)
+    /// The most of a response body held in memory (``ResponseDelegate/memoryBodyLimit``); smaller in tests.
+    let memoryBodyLimit: Int
 
     /// One transport for the whole process, over a client configured by ``strataConfiguration()``
     /// that is never shut down: for services that name no transport of their own.
@@ -96,10 +98,13 @@ public final class AsyncHTTPClientTransport: Transport {
         self.init(client: client, owned: false, decompresses: decompresses)
     }
 
-    private init(client: HTTPClient, owned: Bool, decompresses: Bool) {
+    init(
+        client: HTTPClient, owned: Bool, decompresses: Bool, memoryBodyLimit: Int = ResponseDelegate.memoryBodyLimit
+    ) {
         self.client = client
         self.ownsClient = owned
         self.decompresses = decompresses
+        self.memoryBodyLimit = memoryBodyLimit
     }
 
     deinit {
@@ -152,7 +157,8 @@ public final class AsyncHTTPClientTransport: Transport {
             uploadLength: bodyLength,
             uploadProgress: attempt.uploadProgress,
             destination: attempt.downloadDestination,
-            downloadProgress: attempt.downloadProgress
+            downloadProgress: attempt.downloadProgress,
+            memoryLimit: memoryBodyLimit
         )
         let task = client.execute(
             request: request, delegate: delegate, deadline: Self.deadline(for: attempt.request.timeoutInterval))

@@ -22,6 +22,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     /// The most of an unacceptable download's body reported in memory, as `URLSessionTransport` does.
     static let errorBodyLimit = 1_048_576
+    /// The most of a body held in memory: what one `ByteBuffer` can hold (4 GiB). A server sending
+    /// more fails the attempt with `URLError(.dataLengthExceedsMaximum)` instead of trapping in
+    /// the buffer; bodies that large belong in a download's file.
+    static let memoryBodyLimit = Int(UInt32.max)
 
     private struct State {
         var response: HTTPURLResponse?
@@ -40,6 +44,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     private let uploadProgress: (@Sendable (Int64, Int64) -> Void)?
     private let destination: URL?
     private let downloadProgress: (@Sendable (Int64, Int64) -> Void)?
+    private let memoryLimit: Int
     private let state = NIOLockedValueBox(State())
 
     init(
@@ -47,9 +52,11 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         uploadLength: Int64,
         uploadProgress: (@Sendable (Int64, Int64) -> Void)?,
         destination: URL?,
-        downloadProgress: (@Sendable (Int64, Int64) -> Void)?
+        downloadProgress: (@Sendable (Int64, Int64) -> Void)?,
+        memoryLimit: Int = ResponseDelegate.memoryBodyLimit
     ) {
         self.url = url
+        self.memoryLimit = memoryLimit
         self.uploadLength = uploadLength
         self.uploadProgress = uploadProgress
         self.destination = destination
@@ -105,24 +112,32 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let file = state.withLockedValue { [destination] state -> FileHandle? in
-            if let file = state.file { return file }
+        let kept = state.withLockedValue { [destination, memoryLimit] state -> (file: FileHandle?, fits: Bool) in
+            if let file = state.file { return (file, true) }
             var part = buffer
+            let held = state.body?.readableBytes ?? 0
             if destination != nil {
                 // A download's unacceptable status: its body is kept up to the limit.
-                let room = Self.errorBodyLimit - (state.body?.readableBytes ?? 0)
-                guard room > 0 else { return nil }
+                let room = Self.errorBodyLimit - held
+                guard room > 0 else { return (nil, true) }
                 if part.readableBytes > room {
                     part = part.getSlice(at: part.readerIndex, length: room) ?? part
                 }
+            } else if part.readableBytes > memoryLimit - held {
+                return (nil, false)
             }
             if state.body == nil {
                 state.body = part
             } else {
                 state.body?.writeImmutableBuffer(part)
             }
-            return nil
+            return (nil, true)
         }
+        guard kept.fits else {
+            return task.eventLoop.makeFailedFuture(
+                URLError(.dataLengthExceedsMaximum, userInfo: [NSURLErrorFailingURLErrorKey: url]))
+        }
+        let file = kept.file
         guard let file else { return task.eventLoop.makeSucceededVoidFuture() }
         let handle = SendableBox(file)
         return NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {

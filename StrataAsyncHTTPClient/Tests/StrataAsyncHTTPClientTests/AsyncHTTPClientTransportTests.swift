@@ -156,6 +156,65 @@ import Testing
     }
 }
 
+/// A body larger than the transport holds in memory fails the attempt with a `URLError` rather
+/// than trapping in its buffer (a `ByteBuffer` holds at most 4 GiB), whatever the server sends.
+@Suite struct MemoryBodyLimitTests {
+    @Test(arguments: [true, false])
+    func aBodyOverTheLimitFailsWithDataLengthExceedsMaximum(chunked: Bool) async throws {
+        let body = String(repeating: "x", count: 64 * 1024)
+        let head =
+            chunked
+            ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n"
+            : "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        let server = try await CannedServer.start(answer: head)
+        let client = HTTPClient(configuration: AsyncHTTPClientTransport.strataConfiguration())
+        let transport = AsyncHTTPClientTransport(
+            client: client, owned: false, decompresses: true, memoryBodyLimit: 16 * 1024)
+        let outcome = try await send(URLRequest(url: server.url), over: transport)
+        #expect((outcome.error as? URLError)?.code == .dataLengthExceedsMaximum, "\(String(describing: outcome.error))")
+        // Under the limit, the same answer arrives whole.
+        let roomy = AsyncHTTPClientTransport(
+            client: client, owned: false, decompresses: true, memoryBodyLimit: 64 * 1024)
+        let whole = try await send(URLRequest(url: server.url), over: roomy)
+        #expect(whole.error == nil)
+        #expect(whole.body.count == 64 * 1024)
+        try await client.shutdown()
+        try await server.channel.close()
+    }
+}
+
+/// A server that answers every request on a connection with the same bytes.
+struct CannedServer {
+    let channel: any Channel
+    let url: URL
+
+    static func start(answer: String) async throws -> CannedServer {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Answer(bytes: answer))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress?.port ?? 0
+        return CannedServer(channel: channel, url: try #require(URL(string: "http://127.0.0.1:\(port)/")))
+    }
+
+    /// Writes the answer once a request's head has ended (its blank line has arrived).
+    private final class Answer: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let bytes: String
+        init(bytes: String) { self.bytes = bytes }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let request = unwrapInboundIn(data)
+            guard request.readableBytesView.contains(UInt8(ascii: "\n")) else { return }
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: bytes)), promise: nil)
+        }
+    }
+}
+
 /// A URL on loopback where nothing listens.
 func closedPortURL() throws -> URL {
     let socket = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0)
