@@ -79,28 +79,50 @@ enum Loopback {
     static func register() {
         let setup: Benchmark.BenchmarkSetupHook = { fixture.value = try await Fixture() }
         let teardown: Benchmark.BenchmarkTeardownHook = { try await fixture.value?.server.shutdown() }
-        let baselines: [(name: String, call: @Sendable (Fixture) async throws -> StackOverhead.Page)] = [
-            ("URLSession", { try await $0.raw() }),
-            ("URLSession with a session delegate", { try await $0.rawWithDelegate() }),
-        ]
+        registerPairs(
+            named: "Loopback GET", fixture: fixture, setup: setup, teardown: teardown,
+            baselines: [
+                ("URLSession", { try await $0.raw() }),
+                ("URLSession with a session delegate", { try await $0.rawWithDelegate() }),
+            ],
+            strata: { try await $0.strata() }
+        )
+    }
+
+    /// Registers, for each baseline, a side-by-side pair of GETs one at a time and, unless
+    /// `sequentialOnly`, one of ``concurrency`` GETs at once: Strata's call on one side, the
+    /// baseline's on the other, both over the fixture `setup` makes.
+    static func registerPairs<Fixture: Sendable>(
+        named prefix: String,
+        fixture: Shared<Fixture>,
+        setup: @escaping Benchmark.BenchmarkSetupHook,
+        teardown: @escaping Benchmark.BenchmarkTeardownHook,
+        baselines: [(name: String, call: @Sendable (Fixture) async throws -> StackOverhead.Page)],
+        strata: @escaping @Sendable (Fixture) async throws -> StackOverhead.Page,
+        sequentialOnly: Bool = false,
+        iterations: Int = 20_000
+    ) {
         for (name, call) in baselines {
             SideBySide.register(
-                "Loopback GET, sequential, vs \(name)", operations: 1, iterations: 20_000,
+                "\(prefix), sequential, vs \(name)", operations: 1, iterations: iterations,
                 setup: setup, teardown: teardown,
                 baseline: { if let fixture = fixture.value { blackHole(try await call(fixture)) } },
-                strata: { blackHole(try await fixture.value?.strata()) }
+                strata: { if let fixture = fixture.value { blackHole(try await strata(fixture)) } }
             )
+            guard !sequentialOnly else { continue }
             SideBySide.register(
-                "Loopback GET, 64 at once, vs \(name)", operations: concurrency, iterations: 20_000,
+                "\(prefix), \(concurrency) at once, vs \(name)", operations: concurrency, iterations: iterations,
                 setup: setup, teardown: teardown,
-                baseline: { try await batch(call) },
-                strata: { try await batch { try await $0.strata() } }
+                baseline: { try await batch(call, on: fixture) },
+                strata: { try await batch(strata, on: fixture) }
             )
         }
     }
 
     /// Runs `call` ``concurrency`` times at once.
-    private static func batch(_ call: @escaping @Sendable (Fixture) async throws -> StackOverhead.Page) async throws {
+    private static func batch<Fixture: Sendable>(
+        _ call: @escaping @Sendable (Fixture) async throws -> StackOverhead.Page, on fixture: Shared<Fixture>
+    ) async throws {
         guard let fixture = fixture.value else { return }
         try await withThrowingTaskGroup(of: StackOverhead.Page.self) { group in
             for _ in 0..<concurrency {

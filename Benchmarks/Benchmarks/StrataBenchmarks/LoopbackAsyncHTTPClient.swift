@@ -18,8 +18,6 @@ import StrataTestServer
 /// decoding it with `JSONDecoder`), one at a time and 64 at once; and one at a time against Strata
 /// over `URLSession` and raw `URLSession.data(for:)`, to show what the transport changes.
 enum LoopbackAsyncHTTPClient {
-    static let concurrency = Loopback.concurrency
-
     final class Fixture: Sendable {
         let server: TestServer
         let client: HTTPClient
@@ -53,7 +51,7 @@ enum LoopbackAsyncHTTPClient {
             )
             let configuration = URLSessionConfiguration.default
             configuration.urlCache = nil
-            configuration.httpMaximumConnectionsPerHost = concurrency
+            configuration.httpMaximumConnectionsPerHost = Loopback.concurrency
             session = URLSession(configuration: configuration)
             strataOverURLSession = DefaultDataTransferService(
                 networkService: DefaultNetworkService(
@@ -112,49 +110,23 @@ enum LoopbackAsyncHTTPClient {
     static func register() {
         let setup: Benchmark.BenchmarkSetupHook = { fixture.value = try await Fixture() }
         let teardown: Benchmark.BenchmarkTeardownHook = { try await fixture.value?.tearDown() }
-        let baselines: [(name: String, call: @Sendable (Fixture) async throws -> StackOverhead.Page)] = [
-            ("AsyncHTTPClient execute(request:)", { try await $0.rawFutures() }),
-            ("AsyncHTTPClient async execute", { try await $0.rawAsync() }),
-        ]
-        for (name, call) in baselines {
-            SideBySide.register(
-                "Loopback GET over AsyncHTTPClient, sequential, vs \(name)", operations: 1, iterations: 20_000,
-                setup: setup, teardown: teardown,
-                baseline: { if let fixture = fixture.value { blackHole(try await call(fixture)) } },
-                strata: { blackHole(try await fixture.value?.overAsyncHTTPClient()) }
-            )
-            SideBySide.register(
-                "Loopback GET over AsyncHTTPClient, 64 at once, vs \(name)", operations: concurrency,
-                iterations: 20_000, setup: setup, teardown: teardown,
-                baseline: { try await batch(call) },
-                strata: { try await batch { try await $0.overAsyncHTTPClient() } }
-            )
-        }
+        Loopback.registerPairs(
+            named: "Loopback GET over AsyncHTTPClient", fixture: fixture, setup: setup, teardown: teardown,
+            baselines: [
+                ("AsyncHTTPClient execute(request:)", { try await $0.rawFutures() }),
+                ("AsyncHTTPClient async execute", { try await $0.rawAsync() }),
+            ],
+            strata: { try await $0.overAsyncHTTPClient() }
+        )
         // The transport's gain: Strata over AsyncHTTPClient is the "Strata" side of these pairs.
-        let others: [(name: String, call: @Sendable (Fixture) async throws -> StackOverhead.Page)] = [
-            ("Strata over URLSession", { try await $0.overURLSession() }),
-            ("URLSession", { try await $0.rawURLSession() }),
-        ]
-        for (name, call) in others {
-            SideBySide.register(
-                "Loopback GET over AsyncHTTPClient, sequential, vs \(name)", operations: 1, iterations: 5_000,
-                setup: setup, teardown: teardown,
-                baseline: { if let fixture = fixture.value { blackHole(try await call(fixture)) } },
-                strata: { blackHole(try await fixture.value?.overAsyncHTTPClient()) }
-            )
-        }
-    }
-
-    /// Runs `call` ``concurrency`` times at once.
-    private static func batch(_ call: @escaping @Sendable (Fixture) async throws -> StackOverhead.Page) async throws {
-        guard let fixture = fixture.value else { return }
-        try await withThrowingTaskGroup(of: StackOverhead.Page.self) { group in
-            for _ in 0..<concurrency {
-                group.addTask { try await call(fixture) }
-            }
-            for try await page in group {
-                blackHole(page)
-            }
-        }
+        Loopback.registerPairs(
+            named: "Loopback GET over AsyncHTTPClient", fixture: fixture, setup: setup, teardown: teardown,
+            baselines: [
+                ("Strata over URLSession", { try await $0.overURLSession() }),
+                ("URLSession", { try await $0.rawURLSession() }),
+            ],
+            strata: { try await $0.overAsyncHTTPClient() },
+            sequentialOnly: true, iterations: 5_000
+        )
     }
 }

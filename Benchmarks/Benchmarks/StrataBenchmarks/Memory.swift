@@ -101,6 +101,16 @@ enum Memory {
     static let peakResident = BenchmarkMetric.custom("Peak resident (KiB)", useScalingFactor: false)
     static let transferTime = BenchmarkMetric.custom("Transfer time (µs)", useScalingFactor: false)
 
+    /// Strata's side of a download: the 1 GiB body through every layer of `transfer` into a file.
+    private static func download(through transfer: DefaultDataTransferService, fixture: Fixture) async throws {
+        let target = fixture.directory.appendingPathComponent("strata-download.bin")
+        _ = try await transfer.request(
+            Endpoint<Empty>(
+                path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"],
+                options: RequestOptions(downloadDestination: target)))
+        try fixture.check(target)
+    }
+
     static func register() {
         // Peak resident memory is the process's own high-water mark (VmHWM), exact where the
         // sampled metric could miss a short peak. The transfer is timed here too: package-benchmark
@@ -148,12 +158,7 @@ enum Memory {
             try fixture.check(target)
         }
         memoryBenchmark("Memory, 1 GiB download — Strata: download to a file") { fixture in
-            let target = fixture.directory.appendingPathComponent("strata-download.bin")
-            _ = try await fixture.transfer.request(
-                Endpoint<Empty>(
-                    path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"],
-                    options: RequestOptions(downloadDestination: target)))
-            try fixture.check(target)
+            try await download(through: fixture.transfer, fixture: fixture)
         }
 
         memoryBenchmark("Memory, 1 GiB download over AsyncHTTPClient — baseline: FileDownloadDelegate") { fixture in
@@ -165,12 +170,7 @@ enum Memory {
             try fixture.check(target)
         }
         memoryBenchmark("Memory, 1 GiB download over AsyncHTTPClient — Strata: download to a file") { fixture in
-            let target = fixture.directory.appendingPathComponent("strata-download.bin")
-            _ = try await fixture.overAsyncHTTPClient.request(
-                Endpoint<Empty>(
-                    path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"],
-                    options: RequestOptions(downloadDestination: target)))
-            try fixture.check(target)
+            try await download(through: fixture.overAsyncHTTPClient, fixture: fixture)
         }
 
         memoryBenchmark("Memory, 1 GiB upload over AsyncHTTPClient — baseline: a file's chunks streamed") { fixture in
