@@ -108,13 +108,16 @@ struct ReplyWriter: Sendable {
         if chunked { buffer.writeString("\r\n") }
         channel.writeAndFlush(buffer).whenComplete { result in
             guard case .success = result else { return }
-            if interval > .zero {
-                channel.eventLoop.scheduleTask(in: TimeAmount(interval)) {
-                    streamBody(
-                        from: offset + count, size: size, chunkSize: chunkSize, interval: interval, chunked: chunked)
-                }
-            } else {
+            // The next chunk comes from the event loop, never from inside this callback: a write that
+            // completes at once runs its callback at once, and calling on from there would nest one
+            // frame per chunk, each keeping its chunk alive, for as long as the client keeps up.
+            let next = {
                 streamBody(from: offset + count, size: size, chunkSize: chunkSize, interval: interval, chunked: chunked)
+            }
+            if interval > .zero {
+                channel.eventLoop.scheduleTask(in: TimeAmount(interval), next)
+            } else {
+                channel.eventLoop.execute(next)
             }
         }
     }
