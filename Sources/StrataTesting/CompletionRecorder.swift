@@ -13,6 +13,7 @@ import StrataCore
 public final class CompletionRecorder<Value: Sendable>: Sendable {
     private struct State: Sendable {
         var values: [Value] = []
+        var instants: [ContinuousClock.Instant] = []
         var waiters: [UUID: CheckedContinuation<Value?, Never>] = [:]
     }
 
@@ -24,8 +25,10 @@ public final class CompletionRecorder<Value: Sendable>: Sendable {
     /// Records one call; pass this as the completion handler.
     public var record: @Sendable (Value) -> Void {
         { [self] value in
+            let now = ContinuousClock.now
             let waiters = state.withLock { state in
                 state.values.append(value)
+                state.instants.append(now)
                 defer { state.waiters = [:] }
                 return state.waiters.values
             }
@@ -37,6 +40,11 @@ public final class CompletionRecorder<Value: Sendable>: Sendable {
 
     /// Every recorded value, in order.
     public var values: [Value] { state.value.values }
+
+    /// When each call was made, in order: a test that times a completion reads it here, since the
+    /// task awaiting ``first(timeout:)`` resumes whenever the shared pool gets to it, which on a busy
+    /// machine running hundreds of tests at once can be seconds later.
+    public var instants: [ContinuousClock.Instant] { state.value.instants }
 
     /// How many times the handler was called.
     public var callCount: Int { state.withLock { $0.values.count } }
