@@ -111,6 +111,19 @@ enum Memory {
         try fixture.check(target)
     }
 
+    /// Strata's side of an upload: the 1 GiB file as a multipart form through every layer of `transfer`.
+    private static func upload(through transfer: DefaultDataTransferService, fixture: Fixture) async throws {
+        var form = MultipartFormData()
+        try form.append(fileURL: fixture.source, name: "file", fileName: "source.bin")
+        let echo = try await transfer.request(
+            Endpoint<MultipartEcho>(
+                path: "multipart", method: .post,
+                bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: fixture.directory))
+        )
+        let uploaded = echo.parts.first?.size ?? -1
+        guard uploaded == size else { throw TransferCheckFailed(expected: size, actual: uploaded) }
+    }
+
     static func register() {
         // Peak resident memory is the process's own high-water mark (VmHWM), exact where the
         // sampled metric could miss a short peak. The transfer is timed here too: package-benchmark
@@ -185,15 +198,7 @@ enum Memory {
             guard count.size == size else { throw TransferCheckFailed(expected: size, actual: count.size) }
         }
         memoryBenchmark("Memory, 1 GiB upload over AsyncHTTPClient — Strata: multipart upload of a file") { fixture in
-            var form = MultipartFormData()
-            try form.append(fileURL: fixture.source, name: "file", fileName: "source.bin")
-            let echo = try await fixture.overAsyncHTTPClient.request(
-                Endpoint<MultipartEcho>(
-                    path: "multipart", method: .post,
-                    bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: fixture.directory))
-            )
-            let uploaded = echo.parts.first?.size ?? -1
-            guard uploaded == size else { throw TransferCheckFailed(expected: size, actual: uploaded) }
+            try await upload(through: fixture.overAsyncHTTPClient, fixture: fixture)
         }
 
         memoryBenchmark("Memory, 1 GiB upload — baseline: URLSession upload from a file") { fixture in
@@ -213,15 +218,7 @@ enum Memory {
             guard count.size == size else { throw TransferCheckFailed(expected: size, actual: count.size) }
         }
         memoryBenchmark("Memory, 1 GiB upload — Strata: multipart upload of a file") { fixture in
-            var form = MultipartFormData()
-            try form.append(fileURL: fixture.source, name: "file", fileName: "source.bin")
-            let echo = try await fixture.transfer.request(
-                Endpoint<MultipartEcho>(
-                    path: "multipart", method: .post,
-                    bodyEncoding: MultipartEncoding(form: form, temporaryDirectory: fixture.directory))
-            )
-            let uploaded = echo.parts.first?.size ?? -1
-            guard uploaded == size else { throw TransferCheckFailed(expected: size, actual: uploaded) }
+            try await upload(through: fixture.transfer, fixture: fixture)
         }
     }
 }
