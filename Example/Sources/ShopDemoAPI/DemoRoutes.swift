@@ -39,7 +39,7 @@ enum DemoRoutes {
             return .encoded(ProductPage(page: page, total: matching.count, items: Array(items)))
         }
         router.add("POST", "/inventory/query") { request in
-            guard let match = request.bodyText.firstMatch(of: /<productID>\s*(\d+)\s*<\/productID>/),
+            guard let match = request.bodyText?.firstMatch(of: /<productID>\s*(\d+)\s*<\/productID>/),
                 let product = catalogue.first(where: { $0.id == Int(match.1) })
             else {
                 return xml("<error>unknown product</error>", status: 404)
@@ -72,7 +72,7 @@ enum DemoRoutes {
             .delayed(.seconds(5), .json(#"{"order_count": 1284}"#))
         }
         router.add("POST", "/newsletter/subscriptions") { request in
-            let form = URLComponents(string: "?" + request.bodyText.replacingOccurrences(of: "+", with: "%20"))
+            let form = URLComponents(string: "?" + (request.bodyText ?? "").replacingOccurrences(of: "+", with: "%20"))
             let items = form?.queryItems ?? []
             let email = items.first { $0.name == "email" }?.value ?? ""
             guard email.contains("@") else {

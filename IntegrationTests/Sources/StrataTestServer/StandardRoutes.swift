@@ -302,8 +302,8 @@ public struct EchoReply: Codable, Sendable {
     public let query: [[String]]
     /// The headers, names lowercased, repeated values joined with `", "`.
     public let headers: [String: String]
-    /// The body as UTF-8 text.
-    public let body: String
+    /// The body as UTF-8 text, or `nil` when it is not valid UTF-8 (`bodyBase64` has it whole).
+    public let body: String?
     /// The body, base64-encoded.
     public let bodyBase64: String
     /// The body size in bytes.

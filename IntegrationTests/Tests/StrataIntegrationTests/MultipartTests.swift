@@ -50,12 +50,16 @@ import Testing
         }
     }
 
+    /// Three times a 256 KiB threshold: large enough for several progress reports, small enough
+    /// that MultipartKit's parser, which reads a debug-built `ByteBufferView` byte by byte at about
+    /// a microsecond each, answers well inside the harness's 10 s timeout.
     @Test func aBodyAboveTheThresholdIsUploadedFromATemporaryFileWithProgressThenDeleted() async throws {
+        let threshold = 262_144
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "strata-upload-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let payload = Data(TestReply.generatedBody(size: 3 * 1_048_576))
+        let payload = Data(TestReply.generatedBody(size: 3 * threshold))
         var form = MultipartFormData()
         form.append(payload, name: "payload", fileName: "payload.bin")
         let updates = CompletionRecorder<[Int64]>()
@@ -65,7 +69,7 @@ import Testing
                     path: "multipart",
                     method: .post,
                     bodyEncoding: MultipartEncoding(
-                        form: form, memoryThreshold: 1_048_576, temporaryDirectory: directory),
+                        form: form, memoryThreshold: UInt64(threshold), temporaryDirectory: directory),
                     options: RequestOptions(uploadProgress: { progress in
                         updates.record([progress.completedUnitCount, progress.totalUnitCount])
                     })
