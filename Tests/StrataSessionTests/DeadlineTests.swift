@@ -21,6 +21,13 @@ import Testing
     /// Room above a deadline for a busy machine.
     static let slack: Duration = .seconds(4)
 
+    /// A deadline for the tests where something else must come first. On Linux, tests that hold
+    /// both threads of the cooperative pool (2 cores, ThreadSanitizer) hold up the dispatch queues
+    /// behind it too, timers and URL loading alike, for up to a second here and longer in CI; a
+    /// 0.2 s answer behind a 1 s deadline then lost. Five seconds outlasts that; the tests wait
+    /// past it to see that nothing fires later.
+    static let roomyTimeout: TimeInterval = 5
+
     /// Sends `request` and returns its error and how long it took.
     private func outcome(
         of request: URLRequest, through manager: URLSessionManager
@@ -100,10 +107,11 @@ import Testing
     @Test func anAnswerWithinTheDeadlineIsUntouchedByIt() async throws {
         let stub = URLProtocolStub { _ in .response(body: Data("ok".utf8), delay: 0.2) }
         let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
-        let result = try await outcome(of: URLRequest(url: stub.baseURL, timeoutInterval: 1), through: manager)
+        let request = URLRequest(url: stub.baseURL, timeoutInterval: Self.roomyTimeout)
+        let result = try await outcome(of: request, through: manager)
         #expect(result.error == nil)
         // The deadline is gone with the request: nothing fires after it completed.
-        try await Task.sleep(for: .milliseconds(1200))
+        try await Task.sleep(for: .seconds(Self.roomyTimeout) + .milliseconds(200))
         #expect(result.calls() == 1)
     }
 
@@ -130,15 +138,16 @@ import Testing
         #expect(stub.requests.isEmpty)
     }
 
-    /// The cancel comes from a dispatch timer, not the test's task, so that it lands at 100 ms however
-    /// far behind the shared pool is; the test then waits past the deadline for a second call.
+    /// The cancel comes from a dispatch timer, not the test's task, which the shared pool can keep
+    /// waiting for seconds; the test then waits past the deadline for a second call.
     @Test func cancellingBeforeTheDeadlineCompletesOnceWithCancelled() async throws {
         let stub = URLProtocolStub { _ in .response(delay: 60) }
         let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
-        let (recorder, cancellable) = send(URLRequest(url: stub.baseURL, timeoutInterval: 1), through: manager)
+        let request = URLRequest(url: stub.baseURL, timeoutInterval: Self.roomyTimeout)
+        let (recorder, cancellable) = send(request, through: manager)
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { cancellable.cancel() }
         #expect(isCancelled(try #require(await recorder.first()).error))
-        try await Task.sleep(for: .milliseconds(1200))
+        try await Task.sleep(for: .seconds(Self.roomyTimeout) + .milliseconds(200))
         #expect(recorder.callCount == 1)
     }
 }
