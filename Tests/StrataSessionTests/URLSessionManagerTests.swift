@@ -125,9 +125,9 @@ func isCancelled(_ error: (any Error)?) -> Bool {
 
     @Test func cancelMidTransferCompletesOnceWithCancelled() async throws {
         let body = Data(repeating: 1, count: 10_000)
-        // 5 s of transfer, so the cancel lands mid-way even when a loaded machine (ThreadSanitizer on
-        // 2 cores) oversleeps the 200 ms by seconds.
-        let stub = URLProtocolStub { _ in .response(body: body, chunks: 20, chunkInterval: 0.25) }
+        // A minute of transfer, so the cancel lands mid-way however long a loaded machine
+        // (ThreadSanitizer on 2 cores) oversleeps the 200 ms: over 5 s has been seen.
+        let stub = URLProtocolStub { _ in .response(body: body, chunks: 1_000, chunkInterval: 0.06) }
         let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
         let (recorder, cancellable) = send(URLRequest(url: stub.baseURL), through: manager)
         try await Task.sleep(for: .milliseconds(200))

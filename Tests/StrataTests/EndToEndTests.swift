@@ -32,9 +32,9 @@ private func usersAPI(_ request: URLRequest) -> URLProtocolStub.Reply {
     case ("DELETE", _):
         return .response(statusCode: 204)
     case ("GET", "/v1/slow"):
-        // 5 s of transfer, so a cancel lands mid-way even when a loaded machine (ThreadSanitizer on
-        // 2 cores) oversleeps by seconds.
-        return .response(statusCode: 200, body: Data(repeating: 0x41, count: 4_000), chunks: 40, chunkInterval: 0.125)
+        // A minute of transfer, so a cancel lands mid-way however late a loaded machine wakes the
+        // test: with ThreadSanitizer on 2 cores, the shared pool has kept it waiting over 5 s.
+        return .response(statusCode: 200, body: Data(repeating: 0x41, count: 4_000), chunks: 1_000, chunkInterval: 0.06)
     default:
         return .response(statusCode: 404)
     }
@@ -112,7 +112,7 @@ private struct Stack {
             return
         }
         #expect(error.isCancelled)
-        try await Task.sleep(for: .milliseconds(5_200))
+        try await Task.sleep(for: .milliseconds(1_200))
         #expect(recorder.callCount == 1)
     }
 
