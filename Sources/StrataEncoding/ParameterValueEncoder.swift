@@ -195,9 +195,12 @@ private struct Context {
     /// The containers around the value (0 for the value encoded first).
     let depth: Int
 
-    /// The context of a member or element: one container deeper.
+    /// The context of a member or element: one container deeper. Past the limit the path stops
+    /// growing: the encoding fails anyway, and copying a path as long as the nesting at every level
+    /// made a chain of containers quadratic in its length.
     func appending(_ key: any CodingKey) -> Context {
-        Context(options: options, limit: limit, codingPath: codingPath + [key], depth: depth + 1)
+        let path = depth < limit.maximum ? codingPath + [key] : codingPath
+        return Context(options: options, limit: limit, codingPath: path, depth: depth + 1)
     }
 
     /// The context of a value wrapped in a single-value container or a super encoder: a level of
