@@ -64,25 +64,29 @@ import Testing
         }
     }
 
-    @Test func randomlyDamagedDocumentsAreTreesOrTypedErrors() {
-        var generator = SeededGenerator(seed: 14)
-        let document = Array(
-            #"<?xml version="1.0"?><r a="1"><s>t&amp;u</s><![CDATA[x]]><!--c--><e b='2'/>é</r>"#.utf8)
-        let alphabet = Array("<>/&;='\"!?[]-x#a ".utf8) + [0, 0xC3, 0xFF]
-        for _ in 0..<5_000 {
-            var damaged = document
-            for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                let index = Int.random(in: 0..<damaged.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: damaged[index] = alphabet.randomElement(using: &generator) ?? 0
-                case 1: damaged.remove(at: index)
-                default: damaged.insert(alphabet.randomElement(using: &generator) ?? 0, at: index)
+    /// Seconds of CPU under ThreadSanitizer (each of the thousands of errors thrown has Swift
+    /// Testing capture a backtrace), so on a thread of its own: see ``runOnThread(stackSize:_:)``.
+    @Test func randomlyDamagedDocumentsAreTreesOrTypedErrors() async {
+        await runOnThread(stackSize: 512 * 1024) {
+            var generator = SeededGenerator(seed: 14)
+            let document = Array(
+                #"<?xml version="1.0"?><r a="1"><s>t&amp;u</s><![CDATA[x]]><!--c--><e b='2'/>é</r>"#.utf8)
+            let alphabet = Array("<>/&;='\"!?[]-x#a ".utf8) + [0, 0xC3, 0xFF]
+            for _ in 0..<5_000 {
+                var damaged = document
+                for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                    let index = Int.random(in: 0..<damaged.count, using: &generator)
+                    switch Int.random(in: 0..<3, using: &generator) {
+                    case 0: damaged[index] = alphabet.randomElement(using: &generator) ?? 0
+                    case 1: damaged.remove(at: index)
+                    default: damaged.insert(alphabet.randomElement(using: &generator) ?? 0, at: index)
+                    }
                 }
-            }
-            do {
-                _ = try XMLDecoder.parse(Data(damaged))
-            } catch {
-                // A typed error is what is expected; the point is that nothing traps.
+                do {
+                    _ = try XMLDecoder.parse(Data(damaged))
+                } catch {
+                    // A typed error is what is expected; the point is that nothing traps.
+                }
             }
         }
     }
@@ -101,16 +105,23 @@ import Testing
         #expect(reason(harmless) == nil)
     }
 
-    @Test func hostileShapesAreReadInLinearTime() throws {
+    /// Seconds of CPU under ThreadSanitizer, so on a thread of its own: see
+    /// ``runOnThread(stackSize:_:)``.
+    @Test func hostileShapesAreReadInLinearTime() async throws {
         // Thousands of attributes on one element, a long text, many siblings.
-        let attributes = (0..<20_000).map { "a\($0)='\($0)'" }.joined(separator: " ")
-        let many = try parse("<r \(attributes)/>")
-        #expect(many.attributes.count == 20_000)
-        #expect(reason("<r \(attributes) a19999='x'/>")?.contains("appears twice") == true)
-        let text = String(repeating: "x&amp;", count: 200_000)
-        #expect(try parse("<r>\(text)</r>").text.utf8.count == 400_000)
-        let siblings = String(repeating: "<e/>", count: 100_000)
-        #expect(try parse("<r>\(siblings)</r>").children.count == 100_000)
+        let (attributes, duplicate, text, siblings) = await runOnThread(stackSize: 512 * 1024) {
+            let attributes = (0..<20_000).map { "a\($0)='\($0)'" }.joined(separator: " ")
+            return (
+                (try? parse("<r \(attributes)/>"))?.attributes.count,
+                reason("<r \(attributes) a19999='x'/>"),
+                (try? parse("<r>\(String(repeating: "x&amp;", count: 200_000))</r>"))?.text.utf8.count,
+                (try? parse("<r>\(String(repeating: "<e/>", count: 100_000))</r>"))?.children.count
+            )
+        }
+        #expect(attributes == 20_000)
+        #expect(duplicate?.contains("appears twice") == true)
+        #expect(text == 400_000)
+        #expect(siblings == 100_000)
     }
 
     @Test func otherEncodingsAreReadAsDeclared() throws {
