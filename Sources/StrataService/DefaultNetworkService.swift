@@ -97,24 +97,25 @@ public struct DefaultNetworkService: NetworkService {
         // Strata's pipeline completes exactly once, at once when cancelled (with
         // `URLError.cancelled`, which maps to `.cancelled`): its handle is the caller's.
         if onlyResumesATask, let pipeline = sessionManager as? SessionManager {
-            return pipeline.request(request, options: options, onlyResumesATask: true) { data, response, error in
-                completion(Self.result(data, response, error, savedTo: destination))
+            return pipeline.request(request, options: options, onlyResumesATask: true) { outcome in
+                completion(Self.saved(NetworkError.result(outcome), to: destination))
             }
         }
         // Any other manager is held to the same contract here.
         let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
         call.attach(
             sessionManager.request(request, options: options) { data, response, error in
-                call.complete(Self.result(data, response, error, savedTo: destination))
+                call.complete(
+                    Self.saved(NetworkError.result(data: data, response: response, error: error), to: destination))
             })
         return call
     }
 
     /// What a session manager reported, as the service reports it: a download names its file.
-    private static func result(
-        _ data: Data?, _ response: URLResponse?, _ error: (any Error)?, savedTo destination: URL?
+    private static func saved(
+        _ result: Result<NetworkResponse, NetworkError>, to destination: URL?
     ) -> Result<NetworkResponse, NetworkError> {
-        var result = NetworkError.result(data: data, response: response, error: error)
+        var result = result
         if case .success(var success) = result, let destination {
             success.fileURL = destination
             result = .success(success)

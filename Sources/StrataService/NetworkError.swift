@@ -128,22 +128,34 @@ extension NetworkError {
     ) -> Result<NetworkResponse, NetworkError> {
         let httpResponse = response as? HTTPURLResponse
         if let error {
-            return .failure(NetworkError(error, response: httpResponse, data: data))
+            return .failure(
+                NetworkError(error, response: httpResponse.map { NetworkResponse($0, body: data) }, data: data))
         }
         guard let httpResponse else { return .failure(.invalidResponse) }
         return .success(NetworkResponse(httpResponse, body: data))
     }
 
-    /// Maps an error reported by a session manager.
-    init(_ error: any Error, response: HTTPURLResponse?, data: Data?) {
+    /// The result of the pipeline's outcome, as ``result(data:response:error:)``; a response the
+    /// transport reported as a ``/StrataSession/ResponseHead`` is read from the head, without
+    /// making an `HTTPURLResponse`.
+    package static func result(_ outcome: TransportOutcome) -> Result<NetworkResponse, NetworkError> {
+        guard let head = outcome.head else {
+            return result(data: outcome.data, response: outcome.response, error: outcome.error)
+        }
+        let response = NetworkResponse(head, body: outcome.body)
+        if let error = outcome.error {
+            return .failure(NetworkError(error, response: response, data: outcome.body))
+        }
+        return .success(response)
+    }
+
+    /// Maps an error reported by a session manager; `response` is read only for an unacceptable status.
+    init(_ error: any Error, response: @autoclosure () -> NetworkResponse?, data: Data?) {
         switch error {
         case let error as NetworkError:
             self = error
         case SessionError.unacceptableStatusCode(let code):
-            self = .unacceptableStatusCode(
-                response.map { NetworkResponse($0, body: data) }
-                    ?? NetworkResponse(statusCode: code, body: data ?? Data())
-            )
+            self = .unacceptableStatusCode(response() ?? NetworkResponse(statusCode: code, body: data ?? Data()))
         case SessionError.invalidResponse:
             self = .invalidResponse
         case let error as SessionError:

@@ -143,7 +143,7 @@ public struct ConsoleNetworkLogger: EventMonitor {
         _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
     ) {
         log(
-            result: NetworkError.result(data: outcome.body, response: outcome.response, error: outcome.error),
+            result: NetworkError.result(outcome),
             for: request, duration: metrics.duration, fromCache: outcome.isFromCache)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import StrataCore
+import StrataSession
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -44,6 +45,16 @@ public struct NetworkResponse: Hashable, Sendable, CustomStringConvertible, Cust
         self.url = response.url
     }
 
+    /// Creates a response from the head a transport reported. Its header fields are read from
+    /// the head the first time ``headers`` is, in the same shape as from an `HTTPURLResponse`:
+    /// sorted by name, the values of a repeated name joined by commas.
+    package init(_ head: ResponseHead, body: Data) {
+        self.statusCode = head.statusCode
+        self.fields = Fields(head)
+        self.body = body
+        self.url = head.url
+    }
+
     /// Whether both have the same status, header fields (names without case), body and URLs.
     public static func == (lhs: NetworkResponse, rhs: NetworkResponse) -> Bool {
         lhs.statusCode == rhs.statusCode && lhs.body == rhs.body && lhs.url == rhs.url && lhs.fileURL == rhs.fileURL
@@ -59,7 +70,7 @@ public struct NetworkResponse: Hashable, Sendable, CustomStringConvertible, Cust
         hasher.combine(fileURL)
     }
 
-    /// The header fields, converted from the `HTTPURLResponse` once, when first read.
+    /// The header fields, converted from the `HTTPURLResponse` or the transport's head once, when first read.
     ///
     /// On Linux, reading `allHeaderFields` and casting each name and value from `Any` costs more
     /// than the rest of the service layer's work for a response, and most callers only decode
@@ -68,6 +79,7 @@ public struct NetworkResponse: Hashable, Sendable, CustomStringConvertible, Cust
         private enum Source: Sendable {
             case converted(HTTPHeaders)
             case response(HTTPURLResponse)
+            case head(ResponseHead)
         }
 
         private let source: Locked<Source>
@@ -80,6 +92,10 @@ public struct NetworkResponse: Hashable, Sendable, CustomStringConvertible, Cust
             source = Locked(.response(response))
         }
 
+        init(_ head: ResponseHead) {
+            source = Locked(.head(head))
+        }
+
         var headers: HTTPHeaders {
             source.withLock { source in
                 switch source {
@@ -87,6 +103,10 @@ public struct NetworkResponse: Hashable, Sendable, CustomStringConvertible, Cust
                     return headers
                 case .response(let response):
                     let headers = Self.headers(of: response)
+                    source = .converted(headers)
+                    return headers
+                case .head(let head):
+                    let headers = HTTPHeaders(head.headers.dictionary)
                     source = .converted(headers)
                     return headers
                 }

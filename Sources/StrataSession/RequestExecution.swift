@@ -66,7 +66,7 @@ final class RequestExecution: Sendable {
         options: RequestOptions,
         acceptableStatusCodes: Set<Int>,
         completesSuccessInline: Bool,
-        completion: @escaping NetworkSessionManager.CompletionHandler
+        completion: @escaping @Sendable (TransportOutcome) -> Void
     ) {
         self.core = core
         self.completesSuccessInline = completesSuccessInline
@@ -83,9 +83,7 @@ final class RequestExecution: Sendable {
         self.record = record
         self.call = CancellableCompletion(cancelledWith: .cancelled) { outcome in
             record?.finished(outcome)
-            // Like URLSession's own completion handlers: no data when nothing arrived.
-            let data = outcome.response == nil && outcome.body.isEmpty ? nil : outcome.body
-            completion(data, outcome.response, outcome.error)
+            completion(outcome)
         }
     }
 
@@ -262,18 +260,15 @@ final class RequestExecution: Sendable {
     /// An exchange's outcome for `request`, and why it failed if it did: a redirect to follow, or
     /// the attempt's outcome.
     private func arrived(_ outcome: TransportOutcome, failure: (any Error)?, for request: URLRequest, hop: Hop) {
-        guard isRedirect(outcome), let response = outcome.response as? HTTPURLResponse,
-            response.value(forHTTPHeaderField: "Location") != nil,
-            let decide = redirectPolicy.decide
+        guard isRedirect(outcome), outcome.headerValue("Location") != nil,
+            let response = outcome.response as? HTTPURLResponse, let decide = redirectPolicy.decide
         else { return finish(outcome, failure: failure) }
         follow(response, of: request, hop: hop, decide: decide, otherwise: outcome, failure: failure)
     }
 
     /// Whether `outcome` is a response of a redirect status, which the policy may follow.
     private func isRedirect(_ outcome: TransportOutcome) -> Bool {
-        guard outcome.error == nil, let status = (outcome.response as? HTTPURLResponse)?.statusCode else {
-            return false
-        }
+        guard outcome.error == nil, let status = outcome.statusCode else { return false }
         return Self.redirectStatusCodes.contains(status)
     }
 
@@ -383,6 +378,11 @@ final class RequestExecution: Sendable {
             call.complete(outcome)
             return
         }
+        // Without retriers, no `RequestFailure` (whose response a head would have to be made into).
+        guard !interceptor.retriers.isEmpty else {
+            call.complete(outcome.failing(with: error))
+            return
+        }
         let failure = RequestFailure(
             request: request,
             response: outcome.response as? HTTPURLResponse,
@@ -419,16 +419,13 @@ final class RequestExecution: Sendable {
     /// — to `HEAD`, and `1xx`, `204` and `304` (RFC 9110, 6.4.1).
     private func failure(of request: URLRequest, _ outcome: TransportOutcome) -> (any Error)? {
         if let error = outcome.error { return error }
-        guard let response = outcome.response as? HTTPURLResponse else { return SessionError.invalidResponse }
-        let status = response.statusCode
+        guard let status = outcome.statusCode else { return SessionError.invalidResponse }
         guard acceptableStatusCodes.contains(status) else {
             return SessionError.unacceptableStatusCode(status)
         }
-        // `expectedContentLength` is the `Content-Length` header, parsed once when the response was made.
-        let announced = response.expectedContentLength
+        let announced = outcome.expectedContentLength
         if announced > Int64(outcome.body.count), download == nil, status >= 200, status != 204, status != 304,
-            request.httpMethod != HTTPMethod.head.rawValue,
-            response.value(forHTTPHeaderField: "Content-Encoding") == nil
+            request.httpMethod != HTTPMethod.head.rawValue, outcome.headerValue("Content-Encoding") == nil
         {
             return SessionError.incompleteBody(expected: Int(clamping: announced), received: outcome.body.count)
         }
@@ -444,13 +441,6 @@ final class RequestExecution: Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + max(0, min(delay, Self.longestDelay))) {
             [self] in attempt()
         }
-    }
-}
-
-extension TransportOutcome {
-    /// The same response and body, failed with `error`: no longer an answer from the cache.
-    fileprivate func failing(with error: any Error) -> TransportOutcome {
-        TransportOutcome(response: response, body: body, error: error)
     }
 }
 

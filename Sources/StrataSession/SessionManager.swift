@@ -133,10 +133,14 @@ public final class SessionManager: NetworkSessionManager {
         options: RequestOptions,
         completion: @escaping CompletionHandler
     ) -> any NetworkCancellable {
-        self.request(request, options: options, onlyResumesATask: false, completion: completion)
+        self.request(request, options: options, onlyResumesATask: false) { outcome in
+            completion(outcome.data, outcome.response, outcome.error)
+        }
     }
 
-    /// ``request(_:options:completion:)`` for Strata's own layers. When `onlyResumesATask` is true,
+    /// ``request(_:options:completion:)`` for Strata's own layers, which take the request's outcome
+    /// itself: a response the transport reported as a ``ResponseHead`` is then read from the head,
+    /// and no `HTTPURLResponse` is made for it. When `onlyResumesATask` is true,
     /// `completion` is Strata's code that ends by resuming a Swift task (the async methods of the
     /// services): a success that needs no redirect decision then completes on the transport's
     /// queue, without the hop to a global queue that protects the caller's code, since the task's
@@ -145,7 +149,7 @@ public final class SessionManager: NetworkSessionManager {
         _ request: URLRequest,
         options: RequestOptions,
         onlyResumesATask: Bool,
-        completion: @escaping CompletionHandler
+        completion: @escaping @Sendable (TransportOutcome) -> Void
     ) -> any NetworkCancellable {
         let execution = RequestExecution(
             core: core,

@@ -74,8 +74,18 @@ public struct TransportAttempt: Sendable {
 ///
 /// An error may come with a response and part of a body (a connection lost mid-body).
 public struct TransportOutcome: Sendable {
-    /// The response, if one arrived.
-    public var response: URLResponse?
+    /// The response, if one arrived. For an outcome made with a ``ResponseHead``, the head's
+    /// ``ResponseHead/httpURLResponse``, made when first read.
+    public var response: URLResponse? {
+        get { head?.httpURLResponse ?? madeResponse }
+        set {
+            madeResponse = newValue
+            head = nil
+        }
+    }
+    /// The response head as the transport received it, for a transport that reports one instead
+    /// of a `URLResponse` (see ``init(head:body:error:)``); `nil` otherwise.
+    public private(set) var head: ResponseHead?
     /// The body received in memory; empty for a download written to its destination.
     public var body: Data
     /// Why the attempt failed, or `nil` if it completed.
@@ -83,17 +93,103 @@ public struct TransportOutcome: Sendable {
     /// Whether the pipeline's ``HTTPCache`` answered, and nothing reached the wire.
     public var isFromCache: Bool
 
+    private var madeResponse: URLResponse?
+
     /// Describes an outcome.
     public init(
         response: URLResponse? = nil, body: Data = Data(), error: (any Error)? = nil, isFromCache: Bool = false
     ) {
-        self.response = response
+        self.madeResponse = response
         self.body = body
         self.error = error
         self.isFromCache = isFromCache
     }
 
+    /// Describes an outcome whose response is `head`: the pipeline reads its status and fields
+    /// without making an `HTTPURLResponse`, which only ``response`` makes.
+    public init(head: ResponseHead?, body: Data = Data(), error: (any Error)? = nil) {
+        self.head = head
+        self.body = body
+        self.error = error
+        self.isFromCache = false
+    }
+
+    /// Whether a response arrived, without making one from the head.
+    var hasResponse: Bool { head != nil || madeResponse != nil }
+
+    /// The body as a `URLSession` completion handler reports it: `nil` when nothing arrived.
+    package var data: Data? { !hasResponse && body.isEmpty ? nil : body }
+
+    /// The response's status code, if an HTTP response arrived.
+    var statusCode: Int? { head?.statusCode ?? (madeResponse as? HTTPURLResponse)?.statusCode }
+
+    /// The first value of the response's header field `name`, compared without case.
+    func headerValue(_ name: String) -> String? {
+        if let head { return head.headers[name] }
+        return (madeResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: name)
+    }
+
+    /// The response's `Content-Length`, or `-1` when it names none.
+    var expectedContentLength: Int64 {
+        guard let head else { return madeResponse?.expectedContentLength ?? -1 }
+        return head.headers["Content-Length"].flatMap { Int64($0) } ?? -1
+    }
+
+    /// The same response and body, failed with `error`: no longer an answer from the cache.
+    func failing(with error: any Error) -> TransportOutcome {
+        var failed = self
+        failed.error = error
+        failed.isFromCache = false
+        return failed
+    }
+
     /// A cancelled attempt's outcome, `URLError(.cancelled)`: made once, as making a `URLError`
     /// makes an `NSError` with its dictionary.
     static let cancelled = TransportOutcome(error: URLError(.cancelled))
+}
+
+/// A response head as a transport received it — status, HTTP version and header fields — made
+/// into an `HTTPURLResponse` only when one is asked for.
+///
+/// The pipeline reads the status and a few fields (`Location`, `Content-Length`,
+/// `Content-Encoding`), and the network service builds its `NetworkResponse`
+/// from the fields themselves. On Linux, `HTTPURLResponse`'s initializer capitalizes every field
+/// name through Foundation and parses `Content-Type` a character at a time: for a typical response
+/// it costs more than the rest of the pipeline's work. A transport that does not get an
+/// `HTTPURLResponse` from below (``TransportOutcome/init(head:body:error:)``) reports a head, and
+/// only code that reads a `URLResponse` — a `NetworkSessionManager` completion, a retrier, a
+/// redirect decision, an event monitor — pays for one, once per head.
+public final class ResponseHead: Sendable {
+    /// The URL the response answers.
+    public let url: URL
+    /// The status code.
+    public let statusCode: Int
+    /// The protocol version, as `HTTP/1.1`.
+    public let httpVersion: String
+    /// The header fields in the order received; a name may repeat.
+    public let headers: HTTPHeaders
+    private let made = Locked<HTTPURLResponse??>(nil)
+
+    /// Describes a response head.
+    public init(url: URL, statusCode: Int, httpVersion: String, headers: HTTPHeaders) {
+        self.url = url
+        self.statusCode = statusCode
+        self.httpVersion = httpVersion
+        self.headers = headers
+    }
+
+    /// Whether ``httpURLResponse`` has been read, and so made.
+    package var hasMadeResponse: Bool { made.withLock { $0 != nil } }
+
+    /// The head as Foundation's response, the values of a repeated name joined by commas; made
+    /// once, when first read.
+    public var httpURLResponse: HTTPURLResponse? {
+        made.withLock { made in
+            if let response = made { return response }
+            let response = HTTPURLResponse(
+                url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: headers.dictionary)
+            made = .some(response)
+            return response
+        }
+    }
 }

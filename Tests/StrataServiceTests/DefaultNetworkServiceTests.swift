@@ -447,3 +447,121 @@ private struct RetriesOnce: RequestRetrier {
         }
     }
 }
+
+/// A transport that reports each response as a ``ResponseHead``, keeping every head it made.
+private final class ReportsHeads: Transport {
+    private let answer: @Sendable (URL) -> (status: Int, headers: HTTPHeaders, body: String)
+    private let made = Locked<[ResponseHead]>([])
+
+    init(_ answer: @escaping @Sendable (URL) -> (status: Int, headers: HTTPHeaders, body: String)) {
+        self.answer = answer
+    }
+
+    var heads: [ResponseHead] { made.value }
+
+    func send(
+        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
+    )
+        -> any NetworkCancellable
+    {
+        let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+        let (status, headers, body) = answer(url)
+        let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers)
+        made.withLock { $0.append(head) }
+        DispatchQueue.global().async { completion(TransportOutcome(head: head, body: Data(body.utf8))) }
+        return CancellationToken()
+    }
+}
+
+/// A transport may report a response head instead of an `HTTPURLResponse`: the pipeline and the
+/// service read its status and fields, and an `HTTPURLResponse` is made only for code that reads
+/// one — the same response either way.
+@Suite struct ResponseHeadTests {
+    private static let fields: HTTPHeaders = [
+        "content-type": "application/json", "Set-Cookie": "a=1", "set-cookie": "b=2", "X-Trace": "t",
+    ]
+
+    @Test func theServiceReadsAHeadsFieldsWithoutMakingAnHTTPURLResponse() async throws {
+        let transport = ReportsHeads { url in
+            url.path.hasSuffix("/missing") ? (404, ["Content-Type": "text/plain"], "gone") : (200, Self.fields, "{}")
+        }
+        let service = DefaultNetworkService(
+            configuration: configuration, sessionManager: SessionManager(transport: transport))
+
+        let response = try await service.request(endpoint: Endpoint<Void>(path: "items"))
+        #expect(response.statusCode == 200)
+        #expect(response.body == Data("{}".utf8))
+        #expect(response.url?.path == "/v1/items")
+        // The shape an HTTPURLResponse gives: sorted by name, a repeated name's values joined.
+        #expect(response.headers == ["content-type": "application/json", "Set-Cookie": "a=1, b=2", "X-Trace": "t"])
+
+        let error = await #expect(throws: NetworkError.self) {
+            try await service.request(endpoint: Endpoint<Void>(path: "missing"))
+        }
+        guard case .unacceptableStatusCode(let refused) = error else {
+            Issue.record("expected unacceptableStatusCode, got \(String(describing: error))")
+            return
+        }
+        #expect(refused.statusCode == 404)
+        #expect(refused.headers["content-type"] == "text/plain")
+        #expect(refused.bodyText == "gone")
+        #expect(transport.heads.count == 2)
+        #expect(transport.heads.allSatisfy { !$0.hasMadeResponse })
+    }
+
+    @Test func aSessionManagerCompletionGetsTheHeadAsAnHTTPURLResponse() async throws {
+        let transport = ReportsHeads { _ in (201, Self.fields, "made") }
+        let manager = SessionManager(transport: transport)
+        let url = try #require(URL(string: "https://api.example.com/items"))
+        let (data, response): (Data?, URLResponse?) = await withCheckedContinuation { continuation in
+            manager.request(URLRequest(url: url)) { data, response, _ in
+                continuation.resume(returning: (data, response))
+            }
+        }
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(data == Data("made".utf8))
+        #expect(http.statusCode == 201)
+        #expect(http.url == url)
+        #expect(http.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(http.value(forHTTPHeaderField: "set-cookie") == "a=1, b=2")
+        let head = try #require(transport.heads.first)
+        #expect(head.hasMadeResponse)
+        #expect(head.httpURLResponse === http)
+    }
+
+    @Test func aBodyShorterThanTheHeadsContentLengthIsAnIncompleteBody() async throws {
+        let transport = ReportsHeads { url in
+            let compressed = url.path.hasSuffix("/compressed")
+            var headers: HTTPHeaders = ["Content-Length": "10"]
+            if compressed { headers.add(name: "Content-Encoding", value: "gzip") }
+            return (200, headers, "short")
+        }
+        let service = DefaultNetworkService(
+            configuration: configuration, sessionManager: SessionManager(transport: transport))
+        let error = await #expect(throws: NetworkError.self) {
+            try await service.request(endpoint: Endpoint<Void>(path: "cut"))
+        }
+        guard case .transport(let lost) = error else {
+            Issue.record("expected a transport failure, got \(String(describing: error))")
+            return
+        }
+        #expect(lost.code == .networkConnectionLost)
+        #expect(lost.localizedDescription.contains("5 of 10"))
+        // A decoded body's length is not the one on the wire.
+        let response = try await service.request(endpoint: Endpoint<Void>(path: "compressed"))
+        #expect(response.bodyText == "short")
+    }
+
+    @Test func aHeadsRedirectIsFollowed() async throws {
+        let transport = ReportsHeads { url in
+            url.host == "api.example.com"
+                ? (307, ["Location": "https://cdn.example.com/items/1"], "") : (200, [:], "landed")
+        }
+        let service = DefaultNetworkService(
+            configuration: configuration, sessionManager: SessionManager(transport: transport))
+        let response = try await service.request(endpoint: Endpoint<Void>(path: "items"))
+        #expect(response.bodyText == "landed")
+        #expect(response.url?.host == "cdn.example.com")
+        #expect(transport.heads.map(\.statusCode) == [307, 200])
+    }
+}

@@ -126,7 +126,7 @@ import Testing
             return await withCheckedContinuation { continuation in
                 _ = manager.request(URLRequest(url: url), options: RequestOptions(), onlyResumesATask: onlyResumesATask)
                 {
-                    _, _, _ in continuation.resume(returning: RecognisableQueueTransport.isCurrent)
+                    _ in continuation.resume(returning: RecognisableQueueTransport.isCurrent)
                 }
             }
         }

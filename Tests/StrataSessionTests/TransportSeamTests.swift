@@ -9,13 +9,20 @@ import Testing
 #endif
 
 /// A transport that never touches a socket: each attempt is recorded and answered by `answer`, or
-/// left pending when it returns `nil` (then only cancellation ends it).
+/// left pending when it returns `nil` (then only cancellation ends it). It reports an
+/// `HTTPURLResponse`, as `URLSessionTransport` does, or with `reportsHead` a ``ResponseHead``, as
+/// a transport that gets no `HTTPURLResponse` from below does.
 private final class InMemoryTransport: Transport {
     private let answer: @Sendable (URLRequest) -> (status: Int, headers: [String: String], body: String)?
+    private let reportsHead: Bool
     private let sent = Locked<[URLRequest]>([])
     private let cancelled = Locked(0)
 
-    init(_ answer: @escaping @Sendable (URLRequest) -> (status: Int, headers: [String: String], body: String)?) {
+    init(
+        reportsHead: Bool = false,
+        _ answer: @escaping @Sendable (URLRequest) -> (status: Int, headers: [String: String], body: String)?
+    ) {
+        self.reportsHead = reportsHead
         self.answer = answer
     }
 
@@ -34,8 +41,16 @@ private final class InMemoryTransport: Transport {
             call.cancel()
         }
         guard let (status, headers, body) = answer(attempt.request), let url = attempt.request.url else { return token }
-        let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
-        DispatchQueue.global().async { call.complete(TransportOutcome(response: response, body: Data(body.utf8))) }
+        let outcome =
+            reportsHead
+            ? TransportOutcome(
+                head: ResponseHead(
+                    url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(headers)),
+                body: Data(body.utf8))
+            : TransportOutcome(
+                response: HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers),
+                body: Data(body.utf8))
+        DispatchQueue.global().async { call.complete(outcome) }
         return token
     }
 }
@@ -45,8 +60,10 @@ private final class InMemoryTransport: Transport {
 @Suite struct TransportSeamTests {
     private let origin = URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/")
 
-    @Test func adaptersRetriersAndValidationRunAboveTheTransport() async throws {
-        let transport = InMemoryTransport { request in
+    @Test(arguments: [false, true]) func adaptersRetriersAndValidationRunAboveTheTransport(
+        reportsHead: Bool
+    ) async throws {
+        let transport = InMemoryTransport(reportsHead: reportsHead) { request in
             request.value(forHTTPHeaderField: "X-Attempt") == "1" ? (503, [:], "busy") : (200, [:], "ok")
         }
         let attempts = Locked(0)
@@ -69,15 +86,17 @@ private final class InMemoryTransport: Transport {
         #expect(transport.requests.map { $0.value(forHTTPHeaderField: "X-Attempt") } == ["1", "2"])
         #expect(transport.requests.allSatisfy { $0.value(forHTTPHeaderField: "Authorization") == "Bearer t" })
 
-        let refused = InMemoryTransport { _ in (404, [:], #"{"error":"missing"}"#) }
+        let refused = InMemoryTransport(reportsHead: reportsHead) { _ in (404, [:], #"{"error":"missing"}"#) }
         let (failed, _) = send(URLRequest(url: origin), through: SessionManager(transport: refused))
         let failure = try #require(await failed.first())
         #expect(failure.error as? SessionError == .unacceptableStatusCode(404))
         #expect(failure.data == Data(#"{"error":"missing"}"#.utf8))
     }
 
-    @Test func thePipelineFollowsRedirectsAndTheTransportOnlySendsWhatItIsGiven() async throws {
-        let transport = InMemoryTransport { request in
+    @Test(arguments: [false, true]) func thePipelineFollowsRedirectsAndTheTransportOnlySendsWhatItIsGiven(
+        reportsHead: Bool
+    ) async throws {
+        let transport = InMemoryTransport(reportsHead: reportsHead) { request in
             switch request.url?.host {
             case "api.strata.test": (302, ["Location": "https://cdn.strata.test/items/1"], "")
             default: (200, [:], "landed")
@@ -93,7 +112,7 @@ private final class InMemoryTransport: Transport {
         // The adapter runs again for the new origin; the caller's own credential does not go there.
         #expect(transport.requests.last?.value(forHTTPHeaderField: "Authorization") == "Bearer t")
 
-        let bare = InMemoryTransport { request in
+        let bare = InMemoryTransport(reportsHead: reportsHead) { request in
             request.url?.host == "api.strata.test"
                 ? (302, ["Location": "https://cdn.strata.test/"], "") : (200, [:], "")
         }
@@ -174,9 +193,11 @@ private final class RecordingMonitor: EventMonitor {
 }
 
 @Suite struct EventMonitorTests {
-    @Test func everyHookComesOnceInOrderOnTheEventQueueWithTimings() async throws {
+    @Test(arguments: [false, true]) func everyHookComesOnceInOrderOnTheEventQueueWithTimings(
+        reportsHead: Bool
+    ) async throws {
         let calls = Locked(0)
-        let transport = InMemoryTransport { request in
+        let transport = InMemoryTransport(reportsHead: reportsHead) { request in
             if request.url?.host == "api.strata.test" {
                 return calls.withLock {
                     $0 += 1; return $0

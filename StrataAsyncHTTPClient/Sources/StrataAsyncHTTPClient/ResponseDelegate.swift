@@ -5,6 +5,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
+import StrataCore
 import StrataSession
 
 #if canImport(FoundationNetworking)
@@ -28,7 +29,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     static let memoryBodyLimit = Int(UInt32.max)
 
     private struct State {
-        var response: HTTPURLResponse?
+        var head: ResponseHead?
         var body: ByteBuffer?
         var sent: Int64 = 0
         var visits = 0
@@ -85,10 +86,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        let response = Self.response(for: head, url: url)
-        let expected = head.headers.first(name: "Content-Length").flatMap { Int64($0) } ?? -1
+        let received = Self.head(head, url: url)
+        let expected = received.headers["Content-Length"].flatMap { Int64($0) } ?? -1
         state.withLockedValue { state in
-            state.response = response
+            state.head = received
             state.expected = expected
         }
         guard let destination, (200..<300).contains(head.status.code) else {
@@ -156,17 +157,17 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// Reports the attempt's outcome once its task has ended: moves a download into place first, or
     /// removes its partial file.
     func finish(_ result: Result<Void, any Error>, completion: @escaping @Sendable (TransportOutcome) -> Void) {
-        let (response, body, file, partial) = state.withLockedValue { state in
+        let (head, body, file, partial) = state.withLockedValue { state in
             defer {
                 state.file = nil
                 state.partial = nil
             }
-            return (state.response, state.body, state.file.map(SendableBox.init), state.partial)
+            return (state.head, state.body, state.file.map(SendableBox.init), state.partial)
         }
         let data = body.map { Data(buffer: $0, byteTransferStrategy: .automatic) } ?? Data()
         let error = result.failure.map(AsyncHTTPClientTransport.transportError)
         guard let partial else {
-            completion(TransportOutcome(response: response, body: data, error: error))
+            completion(TransportOutcome(head: head, body: data, error: error))
             return
         }
         let destination = destination
@@ -187,22 +188,30 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             if error != nil {
                 try? FileManager.default.removeItem(at: partial)
             }
-            completion(TransportOutcome(response: response, body: data, error: error))
+            completion(TransportOutcome(head: head, body: data, error: error))
         }
     }
 
-    /// The response head as Foundation's response, a repeated header's values joined by commas.
-    static func response(for head: HTTPResponseHead, url: URL) -> HTTPURLResponse? {
-        var fields: [String: String] = [:]
+    /// The response head as the pipeline takes it: fields in the order received.
+    static func head(_ head: HTTPResponseHead, url: URL) -> ResponseHead {
+        var fields: [StrataCore.HTTPHeader] = []
+        fields.reserveCapacity(head.headers.count)
         for (name, value) in head.headers {
-            if let existing = fields[name] {
-                fields[name] = existing + ", " + value
-            } else {
-                fields[name] = value
-            }
+            fields.append(StrataCore.HTTPHeader(name: name, value: value))
         }
-        let version = "HTTP/\(head.version.major).\(head.version.minor)"
-        return HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
+        return ResponseHead(
+            url: url, statusCode: Int(head.status.code), httpVersion: version(head.version),
+            headers: StrataCore.HTTPHeaders(fields))
+    }
+
+    /// `HTTP/1.1`, as `HTTPURLResponse` takes a version.
+    private static func version(_ version: HTTPVersion) -> String {
+        switch (version.major, version.minor) {
+        case (1, 1): "HTTP/1.1"
+        case (2, 0): "HTTP/2.0"
+        case (1, 0): "HTTP/1.0"
+        default: "HTTP/\(version.major).\(version.minor)"
+        }
     }
 }
 

@@ -82,14 +82,19 @@ import Testing
         #expect(AsyncHTTPClientTransport.deadline(for: seconds) == nil)
     }
 
-    @Test func aResponseHeadBecomesAnHTTPURLResponseWithRepeatedHeadersJoined() throws {
+    @Test func aResponseHeadKeepsItsFieldsInOrderAndBecomesAnHTTPURLResponseWithRepeatedHeadersJoined() throws {
         let url = try #require(URL(string: "http://127.0.0.1/x"))
         var headers = NIOHTTP1.HTTPHeaders()
         headers.add(name: "Set-Cookie", value: "a=1")
         headers.add(name: "Set-Cookie", value: "b=2")
         headers.add(name: "Content-Type", value: "application/json")
-        let head = HTTPResponseHead(version: .http1_1, status: .custom(code: 999, reasonPhrase: "?"), headers: headers)
-        let response = try #require(ResponseDelegate.response(for: head, url: url))
+        let wire = HTTPResponseHead(version: .http1_1, status: .custom(code: 999, reasonPhrase: "?"), headers: headers)
+        let head = ResponseDelegate.head(wire, url: url)
+        #expect(head.statusCode == 999)
+        #expect(head.httpVersion == "HTTP/1.1")
+        #expect(head.headers.map(\.value) == ["a=1", "b=2", "application/json"])
+        let response = try #require(head.httpURLResponse)
+        #expect(head.httpURLResponse === response)
         #expect(response.statusCode == 999)
         #expect(response.value(forHTTPHeaderField: "set-cookie") == "a=1, b=2")
         #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json")
