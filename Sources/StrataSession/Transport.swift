@@ -29,6 +29,10 @@ import StrataCore
 /// }
 /// let manager = SessionManager(transport: Canned(), retriers: [RetryPolicy()])
 /// ```
+///
+/// A transport that gets no `HTTPURLResponse` from below reports the response as a
+/// ``ResponseHead`` (``TransportOutcome/init(head:body:error:)``), which costs far less to make on
+/// Linux; an `HTTPURLResponse` is then made only for code that reads one.
 public protocol Transport: Sendable {
     /// Sends `attempt` and calls `completion` exactly once with its outcome.
     /// - Returns: A handle that stops the attempt; the completion then reports `URLError(.cancelled)`
