@@ -126,10 +126,25 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
 
     /// The fields as a dictionary, as `URLRequest` takes them. Repeated names are joined with `", "`
     /// under the spelling of their first occurrence (RFC 9110 §5.3).
+    ///
+    /// Linear in the number of fields, however many names repeat: a response's fields come from the
+    /// server.
     public var dictionary: [String: String] {
+        var joined: [(name: String, value: String)] = []
+        var positions: [String: Int] = [:]
+        for field in fields {
+            let key = field.name.lowercased()
+            if let position = positions[key] {
+                joined[position].value += ", " + field.value
+            } else {
+                positions[key] = joined.count
+                joined.append((field.name, field.value))
+            }
+        }
         var result: [String: String] = [:]
-        for name in uniqueNames {
-            result[name] = values(for: name).joined(separator: ", ")
+        result.reserveCapacity(joined.count)
+        for (name, value) in joined {
+            result[name] = value
         }
         return result
     }

@@ -60,6 +60,19 @@ import Testing
         #expect(headers.dictionary == ["Accept": "text/html, application/json"])
     }
 
+    @Test func dictionaryOfManyFieldsKeepsEachNamesFirstSpellingAndJoinsItsValuesInOrder() {
+        // A server chooses a response's fields: tens of thousands of them, names repeating in any case.
+        var headers = HTTPHeaders()
+        for index in 0..<60_000 {
+            let name = "X-Field-\(index % 20_000)"
+            headers.add(name: index < 20_000 ? name : name.uppercased(), value: "\(index)")
+        }
+        let dictionary = headers.dictionary
+        #expect(dictionary.count == 20_000)
+        #expect(dictionary["X-Field-7"] == "7, 20007, 40007")
+        #expect(dictionary["X-FIELD-7"] == nil)
+    }
+
     @Test func dictionaryInitializerSortsByNameForReproducibleRequests() {
         let headers = HTTPHeaders(["b": "2", "A": "1", "c": "3"])
         #expect(headers.map(\.name) == ["A", "b", "c"])
