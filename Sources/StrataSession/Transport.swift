@@ -135,8 +135,7 @@ public struct TransportOutcome: Sendable {
 
     /// The response's `Content-Length`, or `-1` when it names none.
     var expectedContentLength: Int64 {
-        guard let head else { return madeResponse?.expectedContentLength ?? -1 }
-        return head.headers["Content-Length"].flatMap { Int64($0) } ?? -1
+        head?.expectedContentLength ?? madeResponse?.expectedContentLength ?? -1
     }
 
     /// The same response and body, failed with `error`: no longer an answer from the cache.
@@ -180,6 +179,12 @@ public final class ResponseHead: Sendable {
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.headers = headers
+    }
+
+    /// The `Content-Length` field as a number, or `-1` when there is none or it is not one, as
+    /// `URLResponse.expectedContentLength` reads it.
+    public var expectedContentLength: Int64 {
+        headers["Content-Length"].flatMap { Int64($0) } ?? -1
     }
 
     /// Whether ``httpURLResponse`` has been read, and so made.

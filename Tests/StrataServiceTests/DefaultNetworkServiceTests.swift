@@ -552,6 +552,34 @@ private final class ReportsHeads: Transport {
         #expect(response.bodyText == "short")
     }
 
+    @Test(arguments: [
+        ("1024", Int64(1024)), ("0", 0), ("-5", -5), ("ten", -1), (" 10", -1), ("10, 10", -1),
+        ("99999999999999999999", -1), ("", -1),
+    ])
+    func aHeadReadsItsContentLengthAsURLResponseDoes(field: String, expected: Int64) throws {
+        let url = try #require(URL(string: "https://api.example.com/items"))
+        let head = ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: ["Content-Length": field])
+        #expect(head.expectedContentLength == expected)
+        #expect(head.httpURLResponse?.expectedContentLength == expected)
+        let bare = ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:])
+        #expect(bare.expectedContentLength == -1)
+    }
+
+    @Test func readersRacingForAHeadsResponseAllGetTheOneMade() async throws {
+        let url = try #require(URL(string: "https://api.example.com/items"))
+        for _ in 0..<50 {
+            let head = ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: Self.fields)
+            let responses = await withTaskGroup(of: ObjectIdentifier?.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { head.httpURLResponse.map(ObjectIdentifier.init) }
+                }
+                return await group.reduce(into: Set<ObjectIdentifier?>()) { $0.insert($1) }
+            }
+            #expect(responses.count == 1)
+            #expect(responses.first.flatMap { $0 } != nil)
+        }
+    }
+
     @Test func aHeadsRedirectIsFollowed() async throws {
         let transport = ReportsHeads { url in
             url.host == "api.example.com"

@@ -37,6 +37,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var file: FileHandle?
         var partial: URL?
         var written: Int64 = 0
+        /// The download's `Content-Length`, read once from the head.
         var expected: Int64 = -1
     }
 
@@ -87,10 +88,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let received = Self.head(head, url: url)
-        let expected = received.headers["Content-Length"].flatMap { Int64($0) } ?? -1
         state.withLockedValue { state in
             state.head = received
-            state.expected = expected
+            state.expected = received.expectedContentLength
         }
         guard let destination, (200..<300).contains(head.status.code) else {
             return task.eventLoop.makeSucceededVoidFuture()
