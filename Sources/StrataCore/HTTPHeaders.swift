@@ -187,8 +187,19 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
 extension String {
     fileprivate func caseInsensitiveEquals(_ other: String) -> Bool {
         // Field names are ASCII tokens (RFC 9110 §5.1): comparing their bytes folded to lowercase
-        // allocates nothing, unlike `lowercased()` on a name longer than 15 bytes.
-        utf8.elementsEqual(other.utf8) { Self.asciiLowercase($0) == Self.asciiLowercase($1) }
+        // allocates nothing, unlike `lowercased()` on a name longer than 15 bytes. Names of
+        // different lengths differ, which settles most comparisons of a lookup at once; the rest
+        // compare their stored bytes directly, several times faster than through `UTF8View`.
+        guard utf8.count == other.utf8.count else { return false }
+        var (lhs, rhs) = (self, other)
+        return lhs.withUTF8 { lhs in
+            rhs.withUTF8 { rhs in
+                for index in lhs.indices where Self.asciiLowercase(lhs[index]) != Self.asciiLowercase(rhs[index]) {
+                    return false
+                }
+                return true
+            }
+        }
     }
 
     /// Whether this name sorts before `other` with ASCII letters folded to lowercase; the order of

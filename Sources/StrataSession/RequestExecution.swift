@@ -269,7 +269,10 @@ final class RequestExecution: Sendable {
     /// Whether `outcome` is a response of a redirect status, which the policy may follow.
     private func isRedirect(_ outcome: TransportOutcome) -> Bool {
         guard outcome.error == nil, let status = outcome.statusCode else { return false }
-        return Self.redirectStatusCodes.contains(status)
+        switch status {
+        case 301, 302, 303, 307, 308: return true
+        default: return false
+        }
     }
 
     /// Follows the redirect `response` to `request` as `decide` says, or ends the attempt with
@@ -407,9 +410,6 @@ final class RequestExecution: Sendable {
             }
         }
     }
-
-    /// The status codes of a redirect the pipeline follows.
-    private static let redirectStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
     /// The reason the outcome counts as a failure, or `nil` for success.
     ///

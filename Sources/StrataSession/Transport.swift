@@ -171,6 +171,10 @@ public final class ResponseHead: Sendable {
     public let httpVersion: String
     /// The header fields in the order received; a name may repeat.
     public let headers: HTTPHeaders
+    /// The `Content-Length` field as a number, or `-1` when there is none or it is not one, as
+    /// `URLResponse.expectedContentLength` reads it. Read once, here: the pipeline checks every
+    /// body against it.
+    public let expectedContentLength: Int64
     private let made = Locked<HTTPURLResponse??>(nil)
 
     /// Describes a response head.
@@ -179,12 +183,7 @@ public final class ResponseHead: Sendable {
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.headers = headers
-    }
-
-    /// The `Content-Length` field as a number, or `-1` when there is none or it is not one, as
-    /// `URLResponse.expectedContentLength` reads it.
-    public var expectedContentLength: Int64 {
-        headers["Content-Length"].flatMap { Int64($0) } ?? -1
+        expectedContentLength = headers["Content-Length"].flatMap { Int64($0) } ?? -1
     }
 
     /// Whether ``httpURLResponse`` has been read, and so made.

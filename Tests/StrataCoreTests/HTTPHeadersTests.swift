@@ -10,6 +10,20 @@ import Testing
         #expect(headers["Accept"] == nil)
     }
 
+    @Test func onlyASCIILettersFoldAndEveryByteCounts() {
+        let headers: HTTPHeaders = ["X-[a]": "brackets", "X-@": "at", "X-É": "accented", "Content-Length": "3"]
+        // Same length, one byte apart: a prefix, a letter, and bytes 32 apart that are not letters.
+        #expect(headers["Content-Lengtx"] == nil)
+        #expect(headers["Content-Lengt"] == nil)
+        #expect(headers["content-length "] == nil)
+        #expect(headers["x-[A]"] == "brackets")
+        #expect(headers["X-{a}"] == nil)
+        #expect(headers["X-`"] == nil)
+        #expect(headers["x-@"] == "at")
+        #expect(headers["X-é"] == nil)
+        #expect(headers["x-É"] == "accented")
+    }
+
     @Test func fieldsKeepTheOrderTheyWereAddedIn() {
         var headers = HTTPHeaders()
         headers.add(name: "B", value: "2")
