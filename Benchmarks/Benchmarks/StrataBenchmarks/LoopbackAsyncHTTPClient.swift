@@ -14,8 +14,9 @@ import StrataTestServer
 #endif
 
 /// The GETs of ``Loopback`` with Strata over AsyncHTTPClient: against raw AsyncHTTPClient (its
-/// future-based `execute(request:)` and its async `execute(_:timeout:)`, each collecting the body and
-/// decoding it with `JSONDecoder`), one at a time and 64 at once; and one at a time against Strata
+/// future-based `execute(request:)` without and with a deadline, and its async `execute(_:timeout:)`,
+/// each collecting the body and decoding it with `JSONDecoder`), one at a time and 64 at once; and
+/// one at a time against Strata
 /// over `URLSession` and raw `URLSession.data(for:)`, to show what the transport changes.
 enum LoopbackAsyncHTTPClient {
     final class Fixture: Sendable {
@@ -77,6 +78,16 @@ enum LoopbackAsyncHTTPClient {
             return try JSONDecoder().decode(StackOverhead.Page.self, from: body)
         }
 
+        /// ``rawFutures()`` with a deadline, as Strata sends every request: what a request's timeout
+        /// costs in AsyncHTTPClient (a task scheduled on the event loop, and cancelled).
+        func rawFuturesWithDeadline() async throws -> StackOverhead.Page {
+            let response = try await client.execute(request: request, deadline: .now() + .seconds(60)).get()
+            guard (200..<300).contains(response.status.code), let body = response.body else {
+                throw URLError(.badServerResponse)
+            }
+            return try JSONDecoder().decode(StackOverhead.Page.self, from: body)
+        }
+
         /// The same over AsyncHTTPClient's async API.
         func rawAsync() async throws -> StackOverhead.Page {
             let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
@@ -114,6 +125,7 @@ enum LoopbackAsyncHTTPClient {
             named: "Loopback GET over AsyncHTTPClient", fixture: fixture, setup: setup, teardown: teardown,
             baselines: [
                 ("AsyncHTTPClient execute(request:)", { try await $0.rawFutures() }),
+                ("AsyncHTTPClient execute(request:deadline:)", { try await $0.rawFuturesWithDeadline() }),
                 ("AsyncHTTPClient async execute", { try await $0.rawAsync() }),
             ],
             strata: { try await $0.overAsyncHTTPClient() }
