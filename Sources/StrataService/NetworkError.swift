@@ -127,12 +127,7 @@ extension NetworkError {
         data: Data?, response: URLResponse?, error: (any Error)?
     ) -> Result<NetworkResponse, NetworkError> {
         let httpResponse = response as? HTTPURLResponse
-        if let error {
-            return .failure(
-                NetworkError(error, response: httpResponse.map { NetworkResponse($0, body: data) }, data: data))
-        }
-        guard let httpResponse else { return .failure(.invalidResponse) }
-        return .success(NetworkResponse(httpResponse, body: data))
+        return result(httpResponse.map { NetworkResponse($0, body: data) }, data: data, error: error)
     }
 
     /// The result of the pipeline's outcome, as ``result(data:response:error:)``; a response the
@@ -142,10 +137,18 @@ extension NetworkError {
         guard let head = outcome.head else {
             return result(data: outcome.data, response: outcome.response, error: outcome.error)
         }
-        let response = NetworkResponse(head, body: outcome.body)
-        if let error = outcome.error {
-            return .failure(NetworkError(error, response: response, data: outcome.body))
+        return result(NetworkResponse(head, body: outcome.body), data: outcome.body, error: outcome.error)
+    }
+
+    /// `response` (made only when it is read) and `error` as a result: an error makes a failure,
+    /// and without one there must be a response.
+    private static func result(
+        _ response: @autoclosure () -> NetworkResponse?, data: Data?, error: (any Error)?
+    ) -> Result<NetworkResponse, NetworkError> {
+        if let error {
+            return .failure(NetworkError(error, response: response(), data: data))
         }
+        guard let response = response() else { return .failure(.invalidResponse) }
         return .success(response)
     }
 

@@ -70,18 +70,11 @@ enum LoopbackAsyncHTTPClient {
         }
 
         /// A hand-written client over AsyncHTTPClient's futures: send, check the status, decode.
-        func rawFutures() async throws -> StackOverhead.Page {
-            let response = try await client.execute(request: request).get()
-            guard (200..<300).contains(response.status.code), let body = response.body else {
-                throw URLError(.badServerResponse)
-            }
-            return try JSONDecoder().decode(StackOverhead.Page.self, from: body)
-        }
-
-        /// ``rawFutures()`` with a deadline, as Strata sends every request: what a request's timeout
-        /// costs in AsyncHTTPClient (a task scheduled on the event loop, and cancelled).
-        func rawFuturesWithDeadline() async throws -> StackOverhead.Page {
-            let response = try await client.execute(request: request, deadline: .now() + .seconds(60)).get()
+        /// With `deadline`, as Strata sends every request, it also pays for a request's timeout in
+        /// AsyncHTTPClient (a task scheduled on the event loop, and cancelled).
+        func rawFutures(deadline: Bool = false) async throws -> StackOverhead.Page {
+            let response = try await client.execute(request: request, deadline: deadline ? .now() + .seconds(60) : nil)
+                .get()
             guard (200..<300).contains(response.status.code), let body = response.body else {
                 throw URLError(.badServerResponse)
             }
@@ -125,7 +118,7 @@ enum LoopbackAsyncHTTPClient {
             named: "Loopback GET over AsyncHTTPClient", fixture: fixture, setup: setup, teardown: teardown,
             baselines: [
                 ("AsyncHTTPClient execute(request:)", { try await $0.rawFutures() }),
-                ("AsyncHTTPClient execute(request:deadline:)", { try await $0.rawFuturesWithDeadline() }),
+                ("AsyncHTTPClient execute(request:deadline:)", { try await $0.rawFutures(deadline: true) }),
                 ("AsyncHTTPClient async execute", { try await $0.rawAsync() }),
             ],
             strata: { try await $0.overAsyncHTTPClient() }

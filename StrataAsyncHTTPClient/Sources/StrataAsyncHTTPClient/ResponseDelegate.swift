@@ -37,8 +37,6 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var file: FileHandle?
         var partial: URL?
         var written: Int64 = 0
-        /// The download's `Content-Length`, read once from the head.
-        var expected: Int64 = -1
     }
 
     private let url: URL
@@ -88,10 +86,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let received = Self.head(head, url: url)
-        state.withLockedValue { state in
-            state.head = received
-            state.expected = received.expectedContentLength
-        }
+        state.withLockedValue { $0.head = received }
         guard let destination, (200..<300).contains(head.status.code) else {
             return task.eventLoop.makeSucceededVoidFuture()
         }
@@ -146,7 +141,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         }.map { [state, downloadProgress] in
             let (written, expected) = state.withLockedValue { state in
                 state.written += Int64(buffer.readableBytes)
-                return (state.written, state.expected)
+                return (state.written, state.head?.expectedContentLength ?? -1)
             }
             downloadProgress?(written, expected)
         }
