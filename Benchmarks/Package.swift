@@ -39,6 +39,11 @@ let package = Package(
             swiftSettings: settings
         ),
         .executableTarget(
+            name: "LoopbackBody",
+            dependencies: ["StackFixture"],
+            swiftSettings: settings
+        ),
+        .executableTarget(
             name: "XMLInstructions",
             dependencies: [
                 "StackFixture", .product(name: "StrataEncoding", package: "Strata"),

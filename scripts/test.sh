@@ -66,3 +66,7 @@ swift run --package-path Example --scratch-path $dependents StrataExample --tran
 
 step "Benchmarks: a short smoke run, so they keep building and running (figures: scripts/bench.sh)"
 BENCH_SMOKE=1 scripts/bench.sh
+if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
+    step "Benchmarks: the loopback pairs against nginx, a short smoke run (nginx is installed here)"
+    BENCH_SMOKE=1 scripts/bench-nginx.sh
+fi

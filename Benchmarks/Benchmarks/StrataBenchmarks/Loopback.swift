@@ -2,13 +2,12 @@ import Benchmark
 import Foundation
 import StackFixture
 import Strata
-import StrataTestServer
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// GETs of 1 KiB of JSON from the loopback test server: one at a time, and 64 at once, through
+/// GETs of 1 KiB of JSON from the loopback test server (or the server `STRATA_BENCH_SERVER` names): one at a time, and 64 at once, through
 /// Strata and through a `URLSession` with the same configuration. Both decode the body into the
 /// same type with `JSONDecoder`.
 ///
@@ -23,7 +22,7 @@ enum Loopback {
     /// The server, the raw session and the Strata service of this process (each benchmark runs in
     /// a process of its own), made in a benchmark's setup.
     final class Fixture: Sendable {
-        let server: TestServer
+        let server: LoopbackServer
         let session: URLSession
         let delegateSession: URLSession
         let collector = Collector()
@@ -31,10 +30,7 @@ enum Loopback {
         let request: URLRequest
 
         init() async throws {
-            server = try await TestServer.start(standardRoutes: false)
-            server.router.add("GET", "/items") { _ in
-                .json(String(decoding: StackOverhead.body, as: UTF8.self))
-            }
+            server = try await LoopbackServer.start()
             // One configuration for both sides; URLSessionManager drops the URL cache on Linux,
             // so the raw session goes without one too.
             let configuration = URLSessionConfiguration.default
@@ -48,7 +44,7 @@ enum Loopback {
                     sessionManager: URLSessionManager(configuration: configuration)
                 )
             )
-            request = URLRequest(url: server.url("/items"))
+            request = URLRequest(url: server.itemsURL)
         }
 
         /// What a hand-written client does: send, check the status, decode.

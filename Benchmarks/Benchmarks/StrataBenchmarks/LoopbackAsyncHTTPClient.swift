@@ -7,7 +7,6 @@ import NIOHTTP1
 import StackFixture
 import Strata
 import StrataAsyncHTTPClient
-import StrataTestServer
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -20,7 +19,7 @@ import StrataTestServer
 /// over `URLSession` and raw `URLSession.data(for:)`, to show what the transport changes.
 enum LoopbackAsyncHTTPClient {
     final class Fixture: Sendable {
-        let server: TestServer
+        let server: LoopbackServer
         let client: HTTPClient
         let request: HTTPClient.Request
         let url: String
@@ -31,17 +30,14 @@ enum LoopbackAsyncHTTPClient {
         let urlRequest: URLRequest
 
         init() async throws {
-            server = try await TestServer.start(standardRoutes: false)
-            server.router.add("GET", "/items") { _ in
-                .json(String(decoding: StackOverhead.body, as: UTF8.self))
-            }
+            server = try await LoopbackServer.start()
             // One client for both sides, configured as Strata's own (no redirects, decompression,
             // no retried connection establishment): they share its connection pool, so the pairs
             // measure the layers, not which event loops two pools' connections landed on.
             client = HTTPClient(
                 eventLoopGroup: HTTPClient.defaultEventLoopGroup,
                 configuration: AsyncHTTPClientTransport.strataConfiguration())
-            url = server.url("/items").absoluteString
+            url = server.itemsURL.absoluteString
             request = try HTTPClient.Request(url: url)
             strataTransport = AsyncHTTPClientTransport(client: client, decompresses: true)
             strata = DefaultDataTransferService(
@@ -60,7 +56,7 @@ enum LoopbackAsyncHTTPClient {
                     sessionManager: SessionManager(configuration: configuration)
                 )
             )
-            urlRequest = URLRequest(url: server.url("/items"))
+            urlRequest = URLRequest(url: server.itemsURL)
         }
 
         func tearDown() async throws {

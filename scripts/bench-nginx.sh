@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs the loopback pairs (scripts/bench.sh) against nginx on loopback instead of the test server
+# in the benchmark's own process, whose event loops the clients share: every request then crosses
+# processes, as against a real server. nginx serves the pairs' body (LoopbackBody writes it) at
+# /items with keep-alive; it is started for the run and stopped after.
+#
+#   scripts/bench-nginx.sh                                       # every loopback pair
+#   scripts/bench-nginx.sh 'Loopback GET over AsyncHTTPClient.*' # those matching a regular expression
+#
+# Needs nginx (Debian: apt-get install nginx); CI does not run it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+filter="${1:-Loopback GET.*}"
+nginx=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$nginx" ] || { echo "nginx not found: install it (Debian: apt-get install nginx)" >&2; exit 2; }
+
+dir=$(mktemp -d)
+chmod a+rx "$dir" # nginx workers may run as another user
+trap '[ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null; rm -rf "$dir"' EXIT
+
+swift build -c release --package-path Benchmarks --product LoopbackBody >"$dir/build.log" 2>&1 ||
+    { cat "$dir/build.log"; exit 1; }
+"$(swift build -c release --package-path Benchmarks --show-bin-path)/LoopbackBody" >"$dir/items.json"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$dir/nginx.conf" <<CONF
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 10000000;
+    keepalive_timeout 600s;
+    server {
+        listen 127.0.0.1:$port;
+        location = /items { default_type application/json; alias $dir/items.json; }
+    }
+}
+CONF
+"$nginx" -c "$dir/nginx.conf" -e "$dir/error.log"
+for _ in $(seq 50); do
+    [ -f "$dir/nginx.pid" ] && break
+    sleep 0.1
+done
+
+STRATA_BENCH_SERVER="http://127.0.0.1:$port" scripts/bench.sh "$filter"
