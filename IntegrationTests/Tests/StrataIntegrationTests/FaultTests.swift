@@ -87,12 +87,18 @@ import Testing
         let service = DefaultNetworkService(
             configuration: NetworkConfiguration(baseURL: closedURL, timeoutInterval: 2),
             sessionManager: SessionManager.underTest())
-        let outcome = await timed(Endpoint<Void>(path: "echo"), through: service)
+        let outcome = await timed(
+            Endpoint<Void>(path: "echo", queryParameters: ["page": 2, "api_key": "s3cret"]), through: service)
         guard case .failure(.transport(let error)) = outcome.result else {
             Issue.record("expected a transport failure, got \(outcome.result)")
             return
         }
         #expect(error.code == .cannotConnectToHost)
         #expect(outcome.calls == 1)
+        // Over either transport the error names the URL it failed for, its secrets redacted.
+        let failing = error.userInfo[NSURLErrorFailingURLStringErrorKey] as? String
+        #expect(failing?.contains("/echo?") == true, "\(error)")
+        #expect(failing?.contains("page=2") == true, "\(error)")
+        #expect(!String(reflecting: outcome.result).contains("s3cret"))
     }
 }

@@ -41,9 +41,9 @@ import StrataSession
 /// own timer; either way the attempt fails with `URLError(.timedOut)`.
 ///
 /// **Errors** come as `URLError`s with the codes `URLSession` would give (`.timedOut`,
-/// `.cannotConnectToHost`, `.networkConnectionLost`, `.badServerResponse`, …), the AsyncHTTPClient
-/// or NIO error under `NSUnderlyingErrorKey`, so retriers and error resolvers work unchanged; a
-/// refused certificate is the ``/StrataSession/ServerTrustError`` the evaluator threw.
+/// `.cannotConnectToHost`, `.networkConnectionLost`, `.badServerResponse`, …) and the failing URL,
+/// the AsyncHTTPClient or NIO error under `NSUnderlyingErrorKey`, so retriers and error resolvers
+/// work unchanged; a refused certificate is the ``/StrataSession/ServerTrustError`` the evaluator threw.
 public final class AsyncHTTPClientTransport: Transport {
     /// The client every attempt is sent over.
     public let client: HTTPClient
@@ -148,7 +148,7 @@ public final class AsyncHTTPClientTransport: Transport {
             (request, bodyLength) = try makeRequest(attempt.request)
         } catch {
             client.eventLoopGroup.any().execute {
-                completion(TransportOutcome(error: Self.transportError(error)))
+                completion(TransportOutcome(error: Self.transportError(error, url: attempt.request.url)))
             }
             return CancellationToken()
         }

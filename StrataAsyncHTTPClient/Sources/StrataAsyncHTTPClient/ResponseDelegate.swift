@@ -160,7 +160,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             return (state.head, state.body, state.file.map(SendableBox.init), state.partial)
         }
         let data = body.map { Data(buffer: $0, byteTransferStrategy: .automatic) } ?? Data()
-        let error = result.failure.map(AsyncHTTPClientTransport.transportError)
+        let error = result.failure.map { AsyncHTTPClientTransport.transportError($0, url: url) }
         guard let partial else {
             completion(TransportOutcome(head: head, body: data, error: error))
             return

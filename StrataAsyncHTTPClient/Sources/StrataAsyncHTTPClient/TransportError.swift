@@ -12,16 +12,22 @@ import StrataSession
 #endif
 
 extension AsyncHTTPClientTransport {
-    /// The error an attempt reports for what AsyncHTTPClient or NIO threw: a `URLError` with the
-    /// code `URLSession` gives for the same failure, the original under `NSUnderlyingErrorKey`, so
-    /// that retriers and resolvers need not know the transport. A ``/StrataSession/ServerTrustError``,
-    /// an ``AsyncHTTPClientTransportError``, a `URLError` and a file system error pass unchanged.
-    static func transportError(_ error: any Error) -> any Error {
+    /// The error an attempt to `url` reports for what AsyncHTTPClient or NIO threw: a `URLError`
+    /// with the code `URLSession` gives for the same failure and, as its errors do, the failing URL
+    /// (as a URL and as text), the original under `NSUnderlyingErrorKey`, so that retriers and
+    /// resolvers need not know the transport. A ``/StrataSession/ServerTrustError``, an
+    /// ``AsyncHTTPClientTransportError``, a `URLError` and a file system error pass unchanged.
+    static func transportError(_ error: any Error, url: URL?) -> any Error {
         switch error {
         case is ServerTrustError, is AsyncHTTPClientTransportError, is URLError, is CocoaError:
             return error
         default:
-            return URLError(code(for: error), userInfo: [NSUnderlyingErrorKey: error])
+            var userInfo: [String: Any] = [NSUnderlyingErrorKey: error]
+            if let url {
+                userInfo[NSURLErrorFailingURLErrorKey] = url
+                userInfo[NSURLErrorFailingURLStringErrorKey] = url.absoluteString
+            }
+            return URLError(code(for: error), userInfo: userInfo)
         }
     }
 

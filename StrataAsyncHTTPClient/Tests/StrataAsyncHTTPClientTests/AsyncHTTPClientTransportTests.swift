@@ -34,9 +34,14 @@ import Testing
         (HTTPClientError.invalidHeaderFieldValues(["x"]), .badServerResponse),
     ])
     func clientErrorsBecomeTheURLErrorsURLSessionGives(error: HTTPClientError, code: URLError.Code) throws {
-        let mapped = try #require(AsyncHTTPClientTransport.transportError(error) as? URLError)
+        let url = try #require(URL(string: "https://api.example.com/items?page=2"))
+        let mapped = try #require(AsyncHTTPClientTransport.transportError(error, url: url) as? URLError)
         #expect(mapped.code == code)
         #expect(mapped.userInfo[NSUnderlyingErrorKey] as? HTTPClientError == error)
+        // As URLSession's: the request's URL, as a URL and as text.
+        #expect(mapped.failingURL == url)
+        #expect(mapped.userInfo[NSURLErrorFailingURLStringErrorKey] as? String == url.absoluteString)
+        #expect((AsyncHTTPClientTransport.transportError(error, url: nil) as? URLError)?.failingURL == nil)
     }
 
     @Test func nioAndTLSAndDecompressionErrorsHaveCodesOfTheirOwn() {
@@ -62,10 +67,15 @@ import Testing
 
     @Test func strataErrorsAndURLErrorsPassUnchanged() {
         let trust = ServerTrustError.refused(host: "127.0.0.1", reason: "not pinned")
-        #expect(AsyncHTTPClientTransport.transportError(trust) as? ServerTrustError == trust)
+        let url = URL(string: "https://api.example.com/items")
+        #expect(AsyncHTTPClientTransport.transportError(trust, url: url) as? ServerTrustError == trust)
         let redirect = AsyncHTTPClientTransportError.clientFollowedRedirect
-        #expect(AsyncHTTPClientTransport.transportError(redirect) as? AsyncHTTPClientTransportError == redirect)
-        #expect((AsyncHTTPClientTransport.transportError(URLError(.timedOut)) as? URLError)?.code == .timedOut)
+        #expect(
+            AsyncHTTPClientTransport.transportError(redirect, url: url) as? AsyncHTTPClientTransportError == redirect)
+        let file = URLError(.cannotOpenFile, userInfo: [NSURLErrorFailingURLErrorKey: URL(fileURLWithPath: "/body")])
+        let passed = AsyncHTTPClientTransport.transportError(file, url: url) as? URLError
+        #expect(passed?.code == .cannotOpenFile)
+        #expect(passed?.failingURL == URL(fileURLWithPath: "/body"))
     }
 
     @Test(arguments: [-1, 0, 0.25, 30, 315_359_999])
@@ -112,8 +122,10 @@ import Testing
 
     @Test func aRefusedConnectionFailsAtOnceWithCannotConnectToHost() async throws {
         let transport = AsyncHTTPClientTransport()
-        let outcome = try await send(URLRequest(url: try closedPortURL()), over: transport, timeout: 30)
+        let url = try closedPortURL()
+        let outcome = try await send(URLRequest(url: url), over: transport, timeout: 30)
         #expect((outcome.error as? URLError)?.code == .cannotConnectToHost)
+        #expect((outcome.error as? URLError)?.failingURL == url)
         try await transport.shutdown()
     }
 
@@ -145,6 +157,7 @@ import Testing
         let outcome = try await send(
             URLRequest(url: try #require(URL(string: "ftp://127.0.0.1/file"))), over: transport)
         #expect((outcome.error as? URLError)?.code == .unsupportedURL)
+        #expect((outcome.error as? URLError)?.failingURL == URL(string: "ftp://127.0.0.1/file"))
         try await transport.shutdown()
     }
 
