@@ -31,6 +31,12 @@ error_log $dir/error.log;
 events { worker_connections 1024; }
 http {
     access_log off;
+    # Every path in the run's directory, so that nginx needs no other (a user without root too).
+    client_body_temp_path $dir/body;
+    proxy_temp_path $dir/proxy;
+    fastcgi_temp_path $dir/fastcgi;
+    uwsgi_temp_path $dir/uwsgi;
+    scgi_temp_path $dir/scgi;
     keepalive_requests 10000000;
     keepalive_timeout 600s;
     server {
