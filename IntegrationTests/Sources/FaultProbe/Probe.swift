@@ -23,6 +23,8 @@ struct Scenario {
     var response: ResponseKind = .data
     /// A POST with a body, rather than a GET.
     var posts = false
+    /// The size of a POST's body.
+    var postedBytes = 4_096
 
     enum ResponseKind {
         /// The body as it is.
@@ -63,7 +65,7 @@ enum Probe {
         )
         let method: HTTPMethod = scenario.posts ? .post : .get
         let body: [String: ParameterValue] =
-            scenario.posts ? ["payload": .string(String(repeating: "x", count: 4_096))] : [:]
+            scenario.posts ? ["payload": .string(String(repeating: "x", count: scenario.postedBytes))] : [:]
         switch scenario.response {
         case .data:
             let result = await measure(Endpoint<Data>(path: "fault", method: method, bodyParameters: body), transfer)
@@ -132,6 +134,20 @@ enum Probe {
                     connection.write("HTTP/1.1 100 Continue\r\n\r\n")
                     connection.waitForClose()
                 }, expected: ["timedOut"], timeout: 1, bound: .milliseconds(2_500), posts: true)
+        case .answerBeforeBody:
+            return Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    connection.waitForClose(limit: .seconds(10))
+                }, expected: ["status 413"], posts: true, postedBytes: 8 << 20)
+        case .closeWithBodyUnread:
+            return Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    connection.close()
+                }, expected: ["status 413", "transport"], posts: true, postedBytes: 8 << 20)
         case .badChunkSize:
             return raw(
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",

@@ -23,6 +23,12 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case status999 = "status-999"
     /// `100 Continue`, then nothing, with the connection open.
     case continueThenNothing = "continue-then-nothing"
+    /// A `413` as soon as the head of an 8 MiB POST arrives, the body then read and dropped, as
+    /// nginx answers a body over its limit.
+    case answerBeforeBody = "answer-before-body"
+    /// A `413` as soon as the head of an 8 MiB POST arrives, then the connection closed with the
+    /// body unread, which the client sees as a reset, perhaps before it reads the answer.
+    case closeWithBodyUnread = "close-with-body-unread"
     /// A chunk size that is not hexadecimal.
     case badChunkSize = "bad-chunk-size"
     /// The request is read and never answered.

@@ -95,8 +95,9 @@ import Testing
         }
         #expect(error.code == .cannotConnectToHost)
         #expect(outcome.calls == 1)
-        // Over either transport the error names the URL it failed for, its secrets redacted.
-        let failing = error.userInfo[NSURLErrorFailingURLStringErrorKey] as? String
+        // Over either transport the error names the URL it failed for, as redacted text under
+        // `NSURLErrorFailingURLStringErrorKey` (deprecated in Foundation, so spelt out).
+        let failing = error.userInfo["NSErrorFailingURLStringKey"] as? String
         #expect(failing?.contains("/echo?") == true, "\(error)")
         #expect(failing?.contains("page=2") == true, "\(error)")
         #expect(!String(reflecting: outcome.result).contains("s3cret"))

@@ -33,6 +33,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var body: ByteBuffer?
         var sent: Int64 = 0
         var visits = 0
+        /// Whether the whole request went out.
+        var requestSent = false
+        /// The bytes of the response body received, before any is dropped.
+        var received: Int64 = 0
+        /// Whether a whole `3xx`–`5xx` response arrived while the request body was still going out.
+        var answeredEarly = false
         /// The file a `2xx` download is written to, until it is moved to its destination.
         var file: FileHandle?
         var partial: URL?
@@ -63,6 +69,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         self.downloadProgress = downloadProgress
     }
 
+    func didSendRequest(task: HTTPClient.Task<Void>) {
+        state.withLockedValue { $0.requestSent = true }
+    }
+
     func didSendRequestPart(task: HTTPClient.Task<Void>, _ part: IOData) {
         guard let uploadProgress else { return }
         let sent = state.withLockedValue { state in
@@ -87,6 +97,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let received = Self.head(head, url: url)
         state.withLockedValue { $0.head = received }
+        endIfAnsweredEarly(task)
         guard let destination, (200..<300).contains(head.status.code) else {
             return task.eventLoop.makeSucceededVoidFuture()
         }
@@ -108,7 +119,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        defer { endIfAnsweredEarly(task) }
         let kept = state.withLockedValue { [destination, memoryLimit] state -> (file: FileHandle?, fits: Bool) in
+            state.received += Int64(buffer.readableBytes)
             if let file = state.file { return (file, true) }
             var part = buffer
             let held = state.body?.readableBytes ?? 0
@@ -149,18 +162,43 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
 
+    /// Ends the task once a whole `3xx`–`5xx` response (its `Content-Length` received, and no
+    /// content coding that would make the count differ) has arrived while the request body is still
+    /// going out, as a server answers an upload it refuses (`413`, `401`) without reading it.
+    /// AsyncHTTPClient stops sending then, but may fail the exchange for the body it could not send
+    /// (`requestStreamCancelled`) or, if the server closes the connection, wait for the deadline;
+    /// the answer is the server's response, which ``finish(_:completion:)`` reports.
+    private func endIfAnsweredEarly(_ task: HTTPClient.Task<Void>) {
+        let ends = state.withLockedValue { state -> Bool in
+            guard !state.answeredEarly, !state.requestSent, uploadLength != 0, let head = state.head,
+                head.statusCode >= 300, head.expectedContentLength >= 0,
+                head.expectedContentLength == 0 || head.headers.value(for: "Content-Encoding") == nil,
+                state.received >= head.expectedContentLength
+            else { return false }
+            state.answeredEarly = true
+            return true
+        }
+        // Not from inside AsyncHTTPClient's call into this delegate: on the loop's next turn, by
+        // which time the exchange may have ended on its own, and cancelling does nothing.
+        if ends {
+            task.eventLoop.execute { task.cancel() }
+        }
+    }
+
     /// Reports the attempt's outcome once its task has ended: moves a download into place first, or
     /// removes its partial file.
     func finish(_ result: Result<Void, any Error>, completion: @escaping @Sendable (TransportOutcome) -> Void) {
-        let (head, body, file, partial) = state.withLockedValue { state in
+        let (head, body, file, partial, answeredEarly) = state.withLockedValue { state in
             defer {
                 state.file = nil
                 state.partial = nil
             }
-            return (state.head, state.body, state.file.map(SendableBox.init), state.partial)
+            return (state.head, state.body, state.file.map(SendableBox.init), state.partial, state.answeredEarly)
         }
         let data = body.map { Data(buffer: $0, byteTransferStrategy: .automatic) } ?? Data()
-        let error = result.failure.map { AsyncHTTPClientTransport.transportError($0, url: url) }
+        // A response that answered the request before its body was sent is the outcome, whatever
+        // became of the rest of the body.
+        let error = answeredEarly ? nil : result.failure.map { AsyncHTTPClientTransport.transportError($0, url: url) }
         guard let partial else {
             completion(TransportOutcome(head: head, body: data, error: error))
             return

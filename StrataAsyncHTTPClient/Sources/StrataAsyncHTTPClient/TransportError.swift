@@ -13,20 +13,17 @@ import StrataSession
 
 extension AsyncHTTPClientTransport {
     /// The error an attempt to `url` reports for what AsyncHTTPClient or NIO threw: a `URLError`
-    /// with the code `URLSession` gives for the same failure and, as its errors do, the failing URL
-    /// (as a URL and as text), the original under `NSUnderlyingErrorKey`, so that retriers and
-    /// resolvers need not know the transport. A ``/StrataSession/ServerTrustError``, an
-    /// ``AsyncHTTPClientTransportError``, a `URLError` and a file system error pass unchanged.
+    /// with the code `URLSession` gives for the same failure and, as its errors do, the failing URL,
+    /// the original under `NSUnderlyingErrorKey`, so that retriers and resolvers need not know the
+    /// transport. A ``/StrataSession/ServerTrustError``, an ``AsyncHTTPClientTransportError``, a
+    /// `URLError` and a file system error pass unchanged.
     static func transportError(_ error: any Error, url: URL?) -> any Error {
         switch error {
         case is ServerTrustError, is AsyncHTTPClientTransportError, is URLError, is CocoaError:
             return error
         default:
             var userInfo: [String: Any] = [NSUnderlyingErrorKey: error]
-            if let url {
-                userInfo[NSURLErrorFailingURLErrorKey] = url
-                userInfo[NSURLErrorFailingURLStringErrorKey] = url.absoluteString
-            }
+            userInfo[NSURLErrorFailingURLErrorKey] = url
             return URLError(code(for: error), userInfo: userInfo)
         }
     }
@@ -36,12 +33,13 @@ extension AsyncHTTPClientTransport {
         switch error {
         case let error as HTTPClientError:
             switch error {
-            case .cancelled, .alreadyShutdown, .requestStreamCancelled: return .cancelled
+            case .cancelled, .alreadyShutdown: return .cancelled
             case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .tlsHandshakeTimeout,
                 .getConnectionFromPoolTimeout, .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
                 return .timedOut
             case .invalidURL, .emptyHost, .emptyScheme, .missingSocketPath: return .badURL
-            case .remoteConnectionClosed: return .networkConnectionLost
+            // The exchange ended before the request body was sent.
+            case .remoteConnectionClosed, .requestStreamCancelled: return .networkConnectionLost
             case .bodyLengthMismatch: return .networkConnectionLost
             case .proxyAuthenticationRequired: return .userAuthenticationRequired
             default:
