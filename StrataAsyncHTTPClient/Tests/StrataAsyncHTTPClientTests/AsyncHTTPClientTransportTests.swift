@@ -28,6 +28,8 @@ import Testing
         (HTTPClientError.tlsHandshakeTimeout, .timedOut),
         (HTTPClientError.remoteConnectionClosed, .networkConnectionLost),
         (HTTPClientError.bodyLengthMismatch, .networkConnectionLost),
+        // The exchange ended before the body was sent: not the caller's cancellation.
+        (HTTPClientError.requestStreamCancelled, .networkConnectionLost),
         (HTTPClientError.invalidURL, .badURL),
         (HTTPClientError.emptyHost, .badURL),
         (HTTPClientError.unsupportedScheme("ftp"), .unsupportedURL),
