@@ -7,9 +7,9 @@ import Strata
     import FoundationNetworking
 #endif
 
-/// GETs of 1 KiB of JSON from the loopback test server (or the server `STRATA_BENCH_SERVER` names): one at a time, and 64 at once, through
-/// Strata and through a `URLSession` with the same configuration. Both decode the body into the
-/// same type with `JSONDecoder`.
+/// GETs of 1 KiB of JSON from the loopback test server (or the server `STRATA_BENCH_SERVER` names):
+/// one at a time, and 64 at once, through Strata and through a `URLSession` with the same
+/// configuration. Both decode the body into the same type with `JSONDecoder`.
 ///
 /// Two baselines: `URLSession.data(for:)`, and the same session with a session delegate, as any
 /// client needs for a redirect policy, authentication challenges or progress (Strata has one for

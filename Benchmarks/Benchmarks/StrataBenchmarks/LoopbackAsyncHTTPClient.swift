@@ -15,8 +15,8 @@ import StrataAsyncHTTPClient
 /// The GETs of ``Loopback`` with Strata over AsyncHTTPClient: against raw AsyncHTTPClient (its
 /// future-based `execute(request:)` without and with a deadline, and its async `execute(_:timeout:)`,
 /// each collecting the body and decoding it with `JSONDecoder`), one at a time and 64 at once; and
-/// one at a time against Strata
-/// over `URLSession` and raw `URLSession.data(for:)`, to show what the transport changes.
+/// one at a time against Strata over `URLSession` and raw `URLSession.data(for:)`, to show what the
+/// transport changes.
 enum LoopbackAsyncHTTPClient {
     final class Fixture: Sendable {
         let server: LoopbackServer

@@ -135,19 +135,9 @@ enum Probe {
                     connection.waitForClose()
                 }, expected: ["timedOut"], timeout: 1, bound: .milliseconds(2_500), posts: true)
         case .answerBeforeBody:
-            return Scenario(
-                script: { connection in
-                    connection.readHead()
-                    connection.write("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                    connection.waitForClose(limit: .seconds(10))
-                }, expected: ["status 413"], posts: true, postedBytes: 8 << 20)
+            return refusedUpload(expected: ["status 413"]) { $0.waitForClose(limit: .seconds(10)) }
         case .closeWithBodyUnread:
-            return Scenario(
-                script: { connection in
-                    connection.readHead()
-                    connection.write("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                    connection.close()
-                }, expected: ["status 413", "transport"], posts: true, postedBytes: 8 << 20)
+            return refusedUpload(expected: ["status 413", "transport"]) { $0.close() }
         case .badChunkSize:
             return raw(
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
@@ -224,6 +214,18 @@ enum Probe {
         case .downgrade:
             return Scenario(script: { $0.close() }, expected: ["redirect.insecureRedirect"])
         }
+    }
+
+    /// An 8 MiB POST answered `413` as soon as its head arrives; then `after` ends the connection.
+    private static func refusedUpload(
+        expected: Set<String>, after: @escaping @Sendable (RawConnection) -> Void
+    ) -> Scenario {
+        Scenario(
+            script: { connection in
+                connection.readHead()
+                connection.write("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                after(connection)
+            }, expected: expected, posts: true, postedBytes: 8 << 20)
     }
 
     /// These bytes exactly, then the connection closes.

@@ -169,8 +169,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// (`requestStreamCancelled`) or, if the server closes the connection, wait for the deadline;
     /// the answer is the server's response, which ``finish(_:completion:)`` reports.
     private func endIfAnsweredEarly(_ task: HTTPClient.Task<Void>) {
+        // A request without a body (most) has nothing to refuse: no lock taken for it.
+        guard uploadLength != 0 else { return }
         let ends = state.withLockedValue { state -> Bool in
-            guard !state.answeredEarly, !state.requestSent, uploadLength != 0, let head = state.head,
+            guard !state.answeredEarly, !state.requestSent, let head = state.head,
                 head.statusCode >= 300, head.expectedContentLength >= 0,
                 head.expectedContentLength == 0 || head.headers.value(for: "Content-Encoding") == nil,
                 state.received >= head.expectedContentLength
