@@ -74,6 +74,7 @@ let package = Package(
                 "StrataTestTransports",
                 .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataTesting", package: "Strata"),

@@ -111,6 +111,9 @@ public enum RedirectError: Error, Hashable, Sendable, LocalizedError, CustomStri
     case unsupportedScheme(URL)
     /// A `Location` that is not a URL with a host.
     case invalidLocation(String)
+    /// A `Location` that is a URL, but one the transport cannot send to (see
+    /// ``HTTPURLCheck``): a port out of range, a host that is no host name. Shown redacted.
+    case unsupportedLocation(String, reason: UnsupportedURLReason)
     /// A `307` or `308` asks for the body again, but it was a stream that cannot be read twice.
     case bodyNotReplayable
 
@@ -130,6 +133,9 @@ public enum RedirectError: Error, Hashable, Sendable, LocalizedError, CustomStri
         case .invalidLocation(let location):
             let shown = redaction.redact(urlText: String(location.prefix(200))).debugDescription
             return "The server redirected to \(shown)\(location.count > 200 ? "…" : ""), which is not a URL."
+        case .unsupportedLocation(let location, let reason):
+            return
+                "The server redirected to \(RequestValidationError.shown(location, limit: 200)), which cannot be sent: \(reason)."
         case .bodyNotReplayable:
             return "The server asked for the request body again on a redirect, but the body was a stream that "
                 + "cannot be read twice."

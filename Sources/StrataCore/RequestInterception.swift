@@ -12,6 +12,20 @@ import Foundation
 public protocol RequestAdapter: Sendable {
     /// Calls `completion` with the adapted request or the error that prevents sending it.
     func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void)
+
+    /// The origins the credentials this adapter adds belong to, besides the origin the caller
+    /// addressed; `nil` (the default) for none.
+    ///
+    /// Adapters run again on every redirect. On a redirect to another origin than the caller's
+    /// request addressed, a credential field (`Authorization`, `Cookie`, the names of the manager's
+    /// ``Redaction``) that an adapter adds or changes is taken back unless this set holds the new
+    /// origin, so a token never follows a server's redirect to a host nobody named for it.
+    var credentialOrigins: Set<Origin>? { get }
+}
+
+extension RequestAdapter {
+    /// No origin but the one the caller addressed.
+    public var credentialOrigins: Set<Origin>? { nil }
 }
 
 /// Decides whether a failed request is sent again.

@@ -17,6 +17,8 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     case invalidTimeout(Double)
     /// The request has no URL (an adapter removed it, say).
     case missingURL
+    /// The URL is one the transport cannot send to (see ``HTTPURLCheck``): shown redacted.
+    case unsupportedURL(String, reason: UnsupportedURLReason)
 
     /// A sentence saying what is wrong; text is shown escaped, so a control character cannot
     /// break a log line either.
@@ -33,16 +35,18 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
             return "The timeout \(seconds) is not a positive number of seconds; the request was not sent."
         case .missingURL:
             return "The request has no URL; it was not sent."
+        case .unsupportedURL(let url, let reason):
+            return "The URL \(Self.shown(url, limit: 200)) cannot be sent: \(reason); the request was not sent."
         }
     }
 
     /// ``errorDescription``.
     public var description: String { errorDescription ?? "" }
 
-    /// `text` quoted with control characters escaped, at most 64 characters of it.
-    private static func shown(_ text: String) -> String {
-        let escaped = text.prefix(64).debugDescription
-        return text.count > 64 ? escaped + "…" : escaped
+    /// `text` quoted with control characters escaped, at most `limit` characters of it.
+    static func shown(_ text: String, limit: Int = 64) -> String {
+        let escaped = text.prefix(limit).debugDescription
+        return text.count > limit ? escaped + "…" : escaped
     }
 }
 

@@ -63,17 +63,13 @@ public struct DefaultNetworkService: NetworkService {
             return send(endpoint, onlyResumesATask: onlyResumesATask, completion: completion)
         }
         let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
-        Self.encodingQueue.async {
+        StrataQueue.make("Strata.NetworkService.encoding").async {
             // A request cancelled while it waited is neither encoded nor sent.
             guard !call.isCompleted else { return }
             call.attach(send(endpoint, onlyResumesATask: onlyResumesATask) { call.complete($0) })
         }
         return call
     }
-
-    /// Where slow bodies are encoded.
-    private static let encodingQueue = DispatchQueue(
-        label: "Strata.NetworkService.encoding", qos: .userInitiated, attributes: .concurrent)
 
     /// Builds the request `endpoint` describes, sends it, and calls `completion` exactly once.
     private func send(
@@ -84,7 +80,7 @@ public struct DefaultNetworkService: NetworkService {
             request = try endpoint.urlRequest(with: configuration)
         } catch {
             // Nothing was started, so there is nothing to cancel: this is the one completion.
-            DispatchQueue.global().async { completion(.failure(NetworkError(error))) }
+            StrataQueue.async { completion(.failure(NetworkError(error))) }
             return CancellationToken()
         }
 

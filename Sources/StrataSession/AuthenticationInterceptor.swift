@@ -150,6 +150,9 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
     public let authenticator: A
     /// The origins the credential is applied to.
     public let origins: Set<Origin>
+
+    /// ``origins``: a redirect to one of them gets the credential too.
+    public var credentialOrigins: Set<Origin>? { origins }
     /// How long a refresh may take.
     public let refreshTimeout: TimeInterval
     /// The refresh cap.
@@ -280,7 +283,7 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
                 count: refreshWindow.maximumAttempts, within: refreshWindow.interval)
             return finishRefresh(generation: nil, with: .failure(error))
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + refreshTimeout) { [self] in
+        StrataQueue.async(after: refreshTimeout) { [self] in
             finishRefresh(
                 generation: generation, with: .failure(AuthenticationError.refreshTimedOut(after: refreshTimeout)))
         }

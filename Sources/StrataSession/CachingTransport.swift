@@ -14,6 +14,10 @@ struct CachingTransport: Transport {
     let cache: HTTPCache
     let transport: any Transport
 
+    func validate(_ url: URL) throws(UnsupportedURLReason) {
+        try transport.validate(url)
+    }
+
     func send(
         _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
     )
@@ -25,7 +29,7 @@ struct CachingTransport: Transport {
         let lookup = cache.lookup(request)
         if case .fresh(let entry) = lookup {
             let call = CancellableCompletion(cancelledWith: .cancelled, completion)
-            DispatchQueue.global().async {
+            StrataQueue.async {
                 call.complete(
                     TransportOutcome(response: entry.response(for: request.url), body: entry.body, isFromCache: true))
             }

@@ -31,7 +31,7 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
     private let timer: any DispatchSourceTimer
 
     init() {
-        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer = DispatchSource.makeTimerSource(queue: StrataQueue.make("Strata.SessionManager.deadlines"))
         timer.setEventHandler { [weak self] in self?.fire() }
         timer.activate()
     }
@@ -76,8 +76,10 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
             }
             return Array(due.values)
         }
+        // Each on a queue of its own: a timed-out attempt goes on to the retriers and the completion,
+        // the caller's code, which must hold up neither the timer nor another request.
         for entry in due {
-            entry.execution.deadlinePassed(attempt: entry.attempt)
+            StrataQueue.async { entry.execution.deadlinePassed(attempt: entry.attempt) }
         }
     }
 }

@@ -10,7 +10,10 @@ import StrataCore
 /// By default a field the request already has is kept, so an endpoint can still override it; pass
 /// `replacingExisting: true` to always send the adapter's value. A name listed more than once is
 /// sent with every value. Fields that are secrets (an API key) belong to an origin: give `origins`,
-/// and requests elsewhere — a redirect to another host among them — do not get them. A field that
+/// and requests elsewhere — a redirect to another host among them — do not get them. Without
+/// `origins`, a credential field (`Authorization`, and the names of the manager's
+/// ``/StrataCore/Redaction``) still goes only to the origin each request addressed, never to one
+/// a server redirects to. A field that
 /// breaks HTTP's grammar fails the request with a ``/StrataCore/RequestValidationError``.
 ///
 /// ```swift
@@ -26,6 +29,11 @@ public struct HeadersAdapter: RequestAdapter {
     public let replacingExisting: Bool
     /// The origins whose requests get the fields; `nil` for every request.
     public let origins: Set<Origin>?
+
+    /// ``origins``: a credential field (`Authorization`, an API key the manager's redaction names)
+    /// follows a redirect only to one of them. Without `origins`, it goes to the origin the
+    /// caller's request addressed and no other.
+    public var credentialOrigins: Set<Origin>? { origins }
 
     /// An adapter adding `headers` to requests to `origins` (by default, to every request).
     public init(_ headers: HTTPHeaders, replacingExisting: Bool = false, origins: Set<Origin>? = nil) {

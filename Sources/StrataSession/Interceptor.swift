@@ -36,6 +36,18 @@ public struct Interceptor: RequestInterceptor {
         Self.adapt(request, with: adapters[...], completion: completion)
     }
 
+    /// Runs the adapters as ``adapt(_:completion:)`` does; with a `redaction`, for a request that
+    /// goes to another origin than the one the caller addressed (a redirect's), whatever credential
+    /// field (one `redaction` hides) an adapter adds or changes is taken back unless the adapter is
+    /// bound to the request's origin (``/StrataCore/RequestAdapter/credentialOrigins``).
+    package func adapt(
+        _ request: URLRequest, guardingCredentialsWith redaction: Redaction?,
+        completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
+        guard let redaction else { return adapt(request, completion: completion) }
+        Self.adapt(request, with: adapters[...], guard: redaction, completion: completion)
+    }
+
     /// Asks the retriers in order until one decides.
     public func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
         Self.retry(failure, asking: retriers[...], completion: completion)
@@ -55,6 +67,40 @@ public struct Interceptor: RequestInterceptor {
             }
         }
         adapter.adapt(request) { step.complete($0) }
+    }
+
+    private static func adapt(
+        _ request: URLRequest,
+        with adapters: ArraySlice<any RequestAdapter>,
+        guard redaction: Redaction,
+        completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
+        guard let adapter = adapters.first else { return completion(.success(request)) }
+        let before = Self.credentials(of: request, redaction)
+        let bound = request.url.flatMap(Origin.init).map { adapter.credentialOrigins?.contains($0) ?? false } ?? false
+        let step = CancellableCompletion<Result<URLRequest, any Error>>(cancelledWith: .failure(CancellationError())) {
+            result in
+            switch result {
+            case .success(var adapted):
+                if !bound, !(adapter is Interceptor) {
+                    for name in Self.credentials(of: adapted, redaction).keys {
+                        adapted.setValue(before[name], forHTTPHeaderField: name)
+                    }
+                }
+                adapt(adapted, with: adapters.dropFirst(), guard: redaction, completion: completion)
+            case .failure: completion(result)
+            }
+        }
+        if let nested = adapter as? Interceptor {
+            nested.adapt(request, guardingCredentialsWith: redaction) { step.complete($0) }
+        } else {
+            adapter.adapt(request) { step.complete($0) }
+        }
+    }
+
+    /// The credential fields of `request`, by name as it holds them.
+    private static func credentials(of request: URLRequest, _ redaction: Redaction) -> [String: String] {
+        (request.allHTTPHeaderFields ?? [:]).filter { redaction.hidesHeader(named: $0.key) }
     }
 
     private static func retry(

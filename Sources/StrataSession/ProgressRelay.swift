@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StrataCore
 
 /// Turns a transport's byte counts into the caller's `Progress`, off the transport's queue.
 ///
@@ -8,7 +9,7 @@ import Foundation
 /// relay's own serial queue, in the order the counts came: a slow progress closure delays only
 /// this request's later reports, never a transfer.
 final class ProgressRelay: Sendable {
-    private let queue = DispatchQueue(label: "Strata.SessionManager.progress", target: .global())
+    private let queue = StrataQueue.make("Strata.SessionManager.progress")
     private let report: @Sendable (Progress) -> Void
 
     init(_ report: @escaping @Sendable (Progress) -> Void) {

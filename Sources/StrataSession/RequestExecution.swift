@@ -46,6 +46,9 @@ final class RequestExecution: Sendable {
     let call: CancellableCompletion<TransportOutcome>
     private let core: PipelineCore
     private let original: URLRequest
+    /// The origin the caller addressed: the only one that gets the request's own credentials and
+    /// those of adapters bound to no origin.
+    private let addressed: Origin?
     private let acceptableStatusCodes: Set<Int>
     private let uploadProgress: ProgressRelay?
     private let interceptor: Interceptor
@@ -70,7 +73,8 @@ final class RequestExecution: Sendable {
     ) {
         self.core = core
         self.completesSuccessInline = completesSuccessInline
-        self.original = request
+        self.original = request.movingUserInfo(keepingCredentials: true)
+        self.addressed = request.url.flatMap(Origin.init)
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = options.uploadProgress.map(ProgressRelay.init)
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
@@ -161,7 +165,8 @@ final class RequestExecution: Sendable {
     // MARK: - One hop: adapt, check, send
 
     private func adapt(_ hop: Hop, step: Int) {
-        interceptor.adapt(hop.base) { [self] result in
+        let guarded = isAddressed(hop.base.url) ? nil : core.redaction
+        interceptor.adapt(hop.base, guardingCredentialsWith: guarded) { [self] result in
             guard consume(step) else { return }
             switch result {
             case .success(let request):
@@ -174,8 +179,9 @@ final class RequestExecution: Sendable {
 
     /// Hands `adapted` to the transport, unless it breaks HTTP's grammar.
     private func send(_ adapted: URLRequest, hop: Hop) {
+        let adapted = normalized(adapted)
         do {
-            try Self.validate(adapted)
+            try validate(adapted)
         } catch {
             return fail(error)
         }
@@ -215,7 +221,7 @@ final class RequestExecution: Sendable {
             if completesSuccessInline, failure == nil, !isRedirect(outcome) {
                 handle()
             } else {
-                DispatchQueue.global().async(execute: handle)
+                StrataQueue.async(handle)
             }
         }
         let isCurrent = state.withLock { state -> Bool in
@@ -227,6 +233,18 @@ final class RequestExecution: Sendable {
             // Cancelled, timed out or already answered meanwhile; cancelling a finished attempt does nothing.
             sent.cancel()
         }
+    }
+
+    /// `request` as a transport gets it: user information in the URL (an adapter may have put
+    /// some there) goes on the wire only as a credential field, and only to the addressed origin;
+    /// the scheme is lowercased (it is case-insensitive, and FoundationNetworking takes only a
+    /// lowercase one).
+    private func normalized(_ request: URLRequest) -> URLRequest {
+        var request = request.movingUserInfo(keepingCredentials: isAddressed(request.url))
+        if let url = request.url, let scheme = url.scheme, scheme != "http", scheme != "https" {
+            request.url = url.lowercasingScheme(scheme)
+        }
+        return request
     }
 
     /// Starts the deadline of attempt `attempt`, unless the attempt has ended meanwhile.
@@ -242,11 +260,17 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// Throws unless the request can go on the wire as it is: a URL, a positive timeout, a token
-    /// for a method, tokens for header names and no control characters in header values (RFC 9110).
-    private static func validate(_ request: URLRequest) throws(RequestValidationError) {
-        // FoundationNetworking traps on a request without a URL.
-        guard request.url != nil else { throw .missingURL }
+    /// Throws unless the request can go on the wire as it is: a URL the transport can send to, a
+    /// positive timeout, a token for a method, tokens for header names and no control characters
+    /// in header values (RFC 9110).
+    private func validate(_ request: URLRequest) throws(RequestValidationError) {
+        // FoundationNetworking traps on a request without a URL; SwiftNIO on a port out of range.
+        guard let url = request.url else { throw .missingURL }
+        do {
+            try core.transport.validate(url)
+        } catch {
+            throw .unsupportedURL(core.redaction.redact(url), reason: error)
+        }
         let method = request.httpMethod ?? HTTPMethod.get.rawValue
         guard HTTPMethod(rawValue: method).isValid else { throw .invalidMethod(method) }
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
@@ -283,15 +307,16 @@ final class RequestExecution: Sendable {
     ) {
         do {
             var next = try nextHop(after: hop, sent: request, response: response)
+            let proposed = next.base.url
             // The policy decides with no lock held: it may start requests of its own.
             guard let decided = decide(next.base, response) else { return finish(outcome, failure: failure) }
-            if decided.url != next.base.url {
-                guard let url = decided.url else { throw RedirectError.invalidLocation("") }
-                try redirectPolicy.check(from: request.url, to: url)
-                guard url.host?.isEmpty == false else { throw RedirectError.invalidLocation(url.absoluteString) }
-            }
             next.base = decided
-            if !Origin.sameOrigin(decided.url, request.url) {
+            if decided.url != proposed {
+                guard let url = decided.url else { throw RedirectError.invalidLocation("") }
+                next.base.url = try checkedTarget(url, from: request.url)
+            }
+            // A decision is bound to no origin: what it adds stays with the origin the caller addressed.
+            if !isAddressed(next.base.url) {
                 removeOriginBoundHeaders(from: &next.base)
             }
             guard let step = nextStep() else { return }
@@ -305,11 +330,10 @@ final class RequestExecution: Sendable {
     /// The next request of a redirect from `sent`, made safe (see ``/StrataCore/RedirectPolicy``).
     private func nextHop(after hop: Hop, sent: URLRequest, response: HTTPURLResponse) throws -> Hop {
         let location = response.value(forHTTPHeaderField: "Location") ?? ""
-        guard let url = URL(string: location, relativeTo: response.url ?? sent.url)?.absoluteURL else {
+        guard let resolved = URL(string: location, relativeTo: response.url ?? sent.url)?.absoluteURL else {
             throw RedirectError.invalidLocation(location)
         }
-        try redirectPolicy.check(from: sent.url, to: url)
-        guard url.host?.isEmpty == false else { throw RedirectError.invalidLocation(location) }
+        let url = try checkedTarget(resolved, from: sent.url)
         guard hop.redirects < redirectPolicy.maximumRedirects else {
             throw RedirectError.tooManyRedirects(maximum: redirectPolicy.maximumRedirects)
         }
@@ -335,10 +359,25 @@ final class RequestExecution: Sendable {
         guard next.visited.insert(Self.visit(next.base.httpMethod, url)).inserted else {
             throw RedirectError.loop(url)
         }
-        if !Origin.sameOrigin(url, sent.url) {
+        if !isAddressed(url) {
             removeOriginBoundHeaders(from: &next.base)
+        } else if !isAddressed(sent.url) {
+            // Back at the origin the caller addressed: its own credentials and configuration apply again.
+            restoreOriginBoundHeaders(to: &next.base)
         }
         return next
+    }
+
+    /// `url` as the target of a redirect from `previous`, if the policy allows its scheme and the
+    /// transport can send to it; without user information, which a server does not get to choose.
+    private func checkedTarget(_ url: URL, from previous: URL?) throws -> URL {
+        try redirectPolicy.check(from: previous, to: url)
+        do {
+            try core.transport.validate(url)
+        } catch {
+            throw RedirectError.unsupportedLocation(core.redaction.redact(url), reason: error)
+        }
+        return url.removingUserInfo()
     }
 
     /// The headers that describe a body, removed with it when a redirect turns a request into a `GET`.
@@ -351,13 +390,31 @@ final class RequestExecution: Sendable {
         "\(method ?? HTTPMethod.get.rawValue) \(url?.absoluteString ?? "")"
     }
 
-    /// Removes what must not leave an origin: the headers the manager's redaction calls credentials
-    /// and the request's origin-bound (configuration) headers.
+    /// Whether `url` belongs to the origin the caller addressed.
+    private func isAddressed(_ url: URL?) -> Bool {
+        addressed?.contains(url) ?? false
+    }
+
+    /// Whether the field `name` must not leave the addressed origin: a credential (the manager's
+    /// redaction hides it) or a field of the configuration.
+    private func isOriginBound(_ name: String) -> Bool {
+        core.redaction.hidesHeader(named: name)
+            || originBoundHeaderNames.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// Removes what must not leave the addressed origin: the headers the manager's redaction calls
+    /// credentials and the request's origin-bound (configuration) headers.
     private func removeOriginBoundHeaders(from request: inout URLRequest) {
-        let originBound = Set(originBoundHeaderNames.map { $0.lowercased() })
-        for name in (request.allHTTPHeaderFields ?? [:]).keys
-        where core.redaction.hidesHeader(named: name) || originBound.contains(name.lowercased()) {
+        for name in (request.allHTTPHeaderFields ?? [:]).keys where isOriginBound(name) {
             request.setValue(nil, forHTTPHeaderField: name)
+        }
+    }
+
+    /// Puts back the caller's credentials and configuration headers, removed on the way to another
+    /// origin, on a request back at the addressed origin.
+    private func restoreOriginBoundHeaders(to request: inout URLRequest) {
+        for (name, value) in original.allHTTPHeaderFields ?? [:] where isOriginBound(name) {
+            request.setValue(value, forHTTPHeaderField: name)
         }
     }
 
@@ -438,9 +495,7 @@ final class RequestExecution: Sendable {
     /// Waits `delay` seconds, then attempts again unless cancelled meanwhile (cancelling completes
     /// the request at once; the late timer then finds the call cancelled and does nothing).
     private func scheduleRetry(after delay: TimeInterval) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, min(delay, Self.longestDelay))) {
-            [self] in attempt()
-        }
+        StrataQueue.async(after: max(0, min(delay, Self.longestDelay))) { [self] in attempt() }
     }
 }
 
@@ -528,5 +583,45 @@ private final class EndsAttempt: NetworkCancellable {
 
     func cancel() {
         _ = execution?.endAttempt()
+    }
+}
+
+extension URL {
+    /// The URL without user information; itself when it has none.
+    fileprivate func removingUserInfo() -> URL {
+        guard user != nil || password != nil,
+            var components = URLComponents(url: self, resolvingAgainstBaseURL: true)
+        else { return self }
+        components.user = nil
+        components.password = nil
+        return components.url ?? self
+    }
+}
+
+extension URL {
+    /// The URL with `scheme`, its scheme, lowercased; itself when that changes nothing.
+    fileprivate func lowercasingScheme(_ scheme: String) -> URL {
+        let lowercased = scheme.lowercased()
+        guard lowercased != scheme, var components = URLComponents(url: self, resolvingAgainstBaseURL: true)
+        else { return self }
+        components.scheme = lowercased
+        return components.url ?? self
+    }
+}
+
+extension URLRequest {
+    /// The request with its URL's user information taken out: when `keepingCredentials`, it goes
+    /// into a Basic `Authorization` field (unless the request has one), as `URLSession` would send
+    /// it; otherwise it is dropped. Transports differ here (AsyncHTTPClient ignores user
+    /// information), so none gets a URL with any.
+    fileprivate func movingUserInfo(keepingCredentials: Bool) -> URLRequest {
+        guard let url, url.user != nil || url.password != nil else { return self }
+        var moved = self
+        moved.url = url.removingUserInfo()
+        if keepingCredentials, value(forHTTPHeaderField: "Authorization") == nil {
+            let credentials = "\(url.user ?? ""):\(url.password ?? "")"
+            moved.setValue("Basic " + Data(credentials.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+        }
+        return moved
     }
 }

@@ -179,7 +179,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             let response = challenge.failureResponse ?? task.response
             records.withLock { $0[task.taskIdentifier]?.challengedResponse = response }
             completionHandler(.cancelAuthenticationChallenge, nil)
-            DispatchQueue.global().asyncAfter(deadline: .now() + challengeTimeout) { [weak self] in
+            StrataQueue.async(after: challengeTimeout) { [weak self] in
                 self?.cancel(task, in: session)
             }
         #else

@@ -16,9 +16,11 @@ import StrataCore
 ///
 /// **Queues.** Nothing the caller wrote runs on the transport's queue (for `URLSession`, its one
 /// serial delegate queue), so no closure can hold up another transfer: redirect decisions,
-/// retriers and the completion run on a global concurrent queue; progress closures on a serial
-/// queue of their request's, in order; event monitors on the manager's event queue. Adapters run
-/// where the attempt starts: on the caller's thread for the first, on a global queue after that.
+/// retriers and the completion run on a serial queue of the request's own; progress closures on
+/// another, in order; event monitors on the manager's event queue. None of Strata's own work —
+/// deadlines, redirects, retries, hand-overs — runs on `DispatchQueue.global()`, whose threads a
+/// caller can block: see ``/StrataCore/StrataQueue``. Adapters run
+/// where the attempt starts: on the caller's thread for the first, on the request's queue after that.
 /// (The services' async methods, whose completion only resumes a task, take a success where the
 /// transport reports it: resuming the task is a hop of its own.)
 ///
@@ -143,7 +145,7 @@ public final class SessionManager: NetworkSessionManager {
     /// and no `HTTPURLResponse` is made for it. When `onlyResumesATask` is true,
     /// `completion` is Strata's code that ends by resuming a Swift task (the async methods of the
     /// services): a success that needs no redirect decision then completes on the transport's
-    /// queue, without the hop to a global queue that protects the caller's code, since the task's
+    /// queue, without the hop to a queue of its own that protects the caller's code, since the task's
     /// resumption is a hop of its own.
     package func request(
         _ request: URLRequest,

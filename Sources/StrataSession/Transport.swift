@@ -41,6 +41,21 @@ public protocol Transport: Sendable {
         _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
     )
         -> any NetworkCancellable
+
+    /// Throws unless the transport can send to `url`. The pipeline asks before every request it
+    /// hands over — the caller's, one built on a configuration's base URL, and each redirect's
+    /// target — so that nothing the transport would choke on reaches it. By default
+    /// ``/StrataCore/HTTPURLCheck/validate(_:)``: `http` or `https`, a host that can be connected
+    /// to, a port from 1 to 65535. A transport that sends elsewhere (a test double with a scheme
+    /// of its own, a Unix socket) widens it.
+    func validate(_ url: URL) throws(UnsupportedURLReason)
+}
+
+extension Transport {
+    /// ``/StrataCore/HTTPURLCheck/validate(_:)``.
+    public func validate(_ url: URL) throws(UnsupportedURLReason) {
+        try HTTPURLCheck.validate(url)
+    }
 }
 
 /// One attempt for a ``Transport`` to send: the request as it goes on the wire, and where its

@@ -67,7 +67,7 @@ public final class URLSessionTransport: Transport {
             // FoundationNetworking shows no certificate chain: an evaluator could not be asked, and an
             // `https` request sent anyway would trust what nobody checked.
             if serverTrust != nil, request.url?.scheme?.lowercased() == "https" {
-                DispatchQueue.global().async {
+                StrataQueue.async {
                     completion(TransportOutcome(error: ServerTrustError.evaluationUnavailable))
                 }
                 return CancellationToken()
@@ -95,6 +95,18 @@ public final class URLSessionTransport: Transport {
         }
         task.resume()
         return Attempt(task: task, transport: self)
+    }
+
+    /// Throws unless `url` passes ``/StrataCore/HTTPURLCheck``; on Linux, also for an IPv6 address
+    /// literal (`http://[::1]/`), which FoundationNetworking fails with `URLError(.badURL)` unsent.
+    public func validate(_ url: URL) throws(UnsupportedURLReason) {
+        try HTTPURLCheck.validate(url)
+        #if canImport(FoundationNetworking)
+            if url.host?.contains(":") == true || HTTPURLCheck.isBracketed(url) {
+                throw .unsupportedByTransport(
+                    "FoundationNetworking on Linux cannot send to an IPv6 address; use AsyncHTTPClientTransport")
+            }
+        #endif
     }
 
     /// A year: the longest timeout handed to the loading system.

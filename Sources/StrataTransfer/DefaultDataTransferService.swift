@@ -28,16 +28,10 @@ public struct DefaultDataTransferService: DataTransferService {
     public let completionQueue: DispatchQueue
 
     /// The callback methods decode bodies up to this size where the response arrives (for a
-    /// `SessionManager`, a global concurrent queue, never the transport's delegate queue): that
-    /// takes a few tens of microseconds, less than a hand-off to another thread. Larger bodies are decoded on ``decodingQueue``, so a long decode
+    /// `SessionManager`, a queue of the request's own, never the transport's delegate queue): that
+    /// takes a few tens of microseconds, less than a hand-off to another thread. Larger bodies are decoded on a queue of their own, so a long decode
     /// never holds up other requests' callbacks. (The async methods decode in their own task.)
     static let inlineDecodingLimit = 16_384
-
-    private static let decodingQueue = DispatchQueue(
-        label: "Strata.DataTransfer.decoding",
-        qos: .userInitiated,
-        attributes: .concurrent
-    )
 
     /// Creates a service.
     /// - Parameters:
@@ -125,7 +119,9 @@ public struct DefaultDataTransferService: DataTransferService {
                 case .success(let response) where response.body.count <= Self.inlineDecodingLimit:
                     Self.decode(response, with: decode, completing: call)
                 case .success(let response):
-                    Self.decodingQueue.async { Self.decode(response, with: decode, completing: call) }
+                    StrataQueue.make("Strata.DataTransfer.decoding").async {
+                        Self.decode(response, with: decode, completing: call)
+                    }
                 case .failure(let error):
                     call.complete(.failure(Self.resolve(error, with: resolver)))
                 }

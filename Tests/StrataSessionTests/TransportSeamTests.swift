@@ -109,8 +109,21 @@ private final class InMemoryTransport: Transport {
         let outcome = try #require(await recorder.first())
         #expect(outcome.data == Data("landed".utf8))
         #expect(transport.requests.map { $0.url?.host } == ["api.strata.test", "cdn.strata.test"])
-        // The adapter runs again for the new origin; the caller's own credential does not go there.
-        #expect(transport.requests.last?.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+        // The adapter runs again for the new origin, but it is bound to no origin: neither its
+        // credential nor the caller's own goes there.
+        #expect(transport.requests.first?.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+        #expect(transport.requests.last?.value(forHTTPHeaderField: "Authorization") == nil)
+        let bound = InMemoryTransport(reportsHead: reportsHead) { request in
+            switch request.url?.host {
+            case "api.strata.test": (302, ["Location": "https://cdn.strata.test/items/1"], "")
+            default: (200, [:], "landed")
+            }
+        }
+        let cdn = try #require(Origin(URL(string: "https://cdn.strata.test") ?? origin))
+        let boundManager = SessionManager(
+            transport: bound, adapters: [HeadersAdapter(["Authorization": "Bearer cdn"], origins: [cdn])])
+        _ = try #require(await send(request, through: boundManager).0.first())
+        #expect(bound.requests.map { $0.value(forHTTPHeaderField: "Authorization") } == ["Bearer t", "Bearer cdn"])
 
         let bare = InMemoryTransport(reportsHead: reportsHead) { request in
             request.url?.host == "api.strata.test"
@@ -224,7 +237,7 @@ private final class RecordingMonitor: EventMonitor {
                 "retrying after 503",
                 "adapted 2", "sent 2 api.strata.test Bearer t", "received 302 attempt 2",
                 "redirected 302 cdn.strata.test",
-                "adapted 2", "sent 2 cdn.strata.test Bearer t", "received 200 attempt 2",
+                "adapted 2", "sent 2 cdn.strata.test -", "received 200 attempt 2",
                 "finished 200 cdn.strata.test",
             ])
         #expect(metrics.attempts == 2)

@@ -210,9 +210,22 @@ enum Probe {
         case .unparsableRedirectHost:
             return answer(
                 head: "HTTP/1.1 302 Found\r\nLocation: //ex%20ample.com/x", body: "",
-                expected: ["redirect.invalidLocation", "transport"])
+                expected: ["redirect.unsupportedLocation", "redirect.invalidLocation", "transport"])
         case .downgrade:
             return Scenario(script: { $0.close() }, expected: ["redirect.insecureRedirect"])
+        case .redirectToPortOutOfRange, .redirectToZoneIdentifier, .redirectToEmptyHost, .redirectToNULHost,
+            .redirectToIPvFuture:
+            let location =
+                [
+                    .redirectToPortOutOfRange: "http://127.0.0.1:99999/x",
+                    .redirectToZoneIdentifier: "http://[fe80::1%25eth0]:8080/x",
+                    .redirectToEmptyHost: "http://[]/x",
+                    .redirectToNULHost: "http://127.0.0.1%00.example/x",
+                    .redirectToIPvFuture: "http://[v1.fe80::a+en1]/x",
+                ][fault] ?? ""
+            return answer(
+                head: "HTTP/1.1 302 Found\r\nLocation: \(location)", body: "",
+                expected: ["redirect.unsupportedLocation"])
         }
     }
 
@@ -377,6 +390,7 @@ enum Probe {
         case .insecureRedirect: return "insecureRedirect"
         case .unsupportedScheme: return "unsupportedScheme"
         case .invalidLocation: return "invalidLocation"
+        case .unsupportedLocation: return "unsupportedLocation"
         case .bodyNotReplayable: return "bodyNotReplayable"
         }
     }

@@ -64,6 +64,16 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     /// A protocol-relative `Location` whose host is percent-encoded (`//ex%20ample.com/`), which
     /// FoundationNetworking turns into no URL and traps on, before any delegate is asked.
     case unparsableRedirectHost = "unparsable-redirect-host"
+    /// A redirect to a port above 65535, which `URL` accepts and SwiftNIO traps on.
+    case redirectToPortOutOfRange = "redirect-to-port-99999"
+    /// A redirect to an IPv6 address with a zone (`[fe80::1%25eth0]`).
+    case redirectToZoneIdentifier = "redirect-to-zone-id"
+    /// A redirect to an empty bracketed host (`http://[]/`), on which AsyncHTTPClient traps.
+    case redirectToEmptyHost = "redirect-to-empty-host"
+    /// A redirect to a host holding a percent-encoded NUL, which would cut it short in the resolver.
+    case redirectToNULHost = "redirect-to-nul-host"
+    /// A redirect to an IPvFuture literal (`[v1.…]`), which no transport connects to.
+    case redirectToIPvFuture = "redirect-to-ipvfuture"
 
     /// Whether the case is known to crash over URLSession on Linux, where Strata cannot step in.
     public var crashesFoundationNetworking: Bool {

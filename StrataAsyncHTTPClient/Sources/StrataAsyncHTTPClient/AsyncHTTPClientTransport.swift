@@ -171,6 +171,13 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The request as AsyncHTTPClient takes it, and its body's length (`-1` when unknown).
     private func makeRequest(_ urlRequest: URLRequest) throws -> (HTTPClient.Request, Int64) {
         guard let url = urlRequest.url else { throw URLError(.badURL) }
+        // SwiftNIO traps on some URLs Foundation accepts (a port above 65535); a request that did
+        // not come through the pipeline, which checks first, is checked here.
+        do {
+            try validate(url)
+        } catch {
+            throw RequestValidationError.unsupportedURL(Redaction.standard.redact(url), reason: error)
+        }
         var headers = NIOHTTP1.HTTPHeaders()
         for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
             headers.add(name: name, value: value)

@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
+import StrataCore
 import StrataSession
 
 #if canImport(FoundationNetworking)
@@ -19,7 +20,8 @@ extension AsyncHTTPClientTransport {
     /// `URLError` and a file system error pass unchanged.
     static func transportError(_ error: any Error, url: URL?) -> any Error {
         switch error {
-        case is ServerTrustError, is AsyncHTTPClientTransportError, is URLError, is CocoaError:
+        case is ServerTrustError, is AsyncHTTPClientTransportError, is URLError, is CocoaError,
+            is RequestValidationError:
             return error
         default:
             var userInfo: [String: Any] = [NSUnderlyingErrorKey: error]

@@ -1,0 +1,229 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOSSL
+import Strata
+import StrataTestServer
+import StrataTestTransports
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// No credential reaches an origin the caller did not address, whatever adds it — the request
+/// itself, the configuration, an adapter, an interceptor, a redirect decision, a URL's user
+/// information — over every redirect status, along chains, back at the first origin, and from
+/// `https` down to `http`; one bound to an origin by the caller reaches that origin.
+@Suite struct CredentialOriginTests {
+    /// What each hop of a chain saw, as the listener that answered it recorded it.
+    final class HopLog: Sendable {
+        struct Entry: Sendable {
+            let origin: String
+            let headers: [String: String]
+        }
+        private let entries = NIOLockedValueBox<[Entry]>([])
+
+        var all: [Entry] { entries.withLockedValue { $0 } }
+
+        /// Adds `/hop` to `server`'s listeners: it records the request, then redirects with `code`
+        /// to `next` when the query names one, and answers `204` otherwise.
+        func install(on server: TestServer) {
+            server.router.add(nil, "/hop") { [entries] request in
+                var headers: [String: String] = [:]
+                for (name, value) in request.headers {
+                    headers[name.lowercased()] = value
+                }
+                entries.withLockedValue {
+                    $0.append(Entry(origin: request.server.current.absoluteString, headers: headers))
+                }
+                guard let next = request.queryValue("next") else { return .response(status: 204) }
+                return .response(status: Int(request.queryValue("code") ?? "") ?? 302, headers: [("Location", next)])
+            }
+        }
+    }
+
+    /// The credential fields every source below adds, by the redaction's names.
+    static let redaction = Redaction(extraHeaderNames: ["X-Api-Key", "X-Policy-Token", "X-Bound-Token"])
+    static let credentialNames = [
+        "authorization", "cookie", "proxy-authorization", "x-api-key", "x-policy-token",
+    ]
+
+    /// An interceptor bound to no origin that adds a cookie, as a session store might.
+    struct CookieInterceptor: RequestInterceptor {
+        func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+            var request = request
+            request.setValue("session=s3cret-cookie", forHTTPHeaderField: "Cookie")
+            completion(.success(request))
+        }
+    }
+
+    /// `/hop` on each listener of `chain` in turn, redirecting with `code`; the URL of the first.
+    static func chainURL(_ chain: [URL], code: Int) -> URL? {
+        var next: String?
+        for listener in chain.reversed() {
+            var components = URLComponents(url: listener.appendingPathComponent("hop"), resolvingAgainstBaseURL: false)
+            if let target = next {
+                components?.queryItems = [
+                    URLQueryItem(name: "code", value: "\(code)"), URLQueryItem(name: "next", value: target),
+                ]
+            }
+            next = components?.url?.absoluteString
+        }
+        return next.flatMap(URL.init(string:))
+    }
+
+    /// Sends a `GET` along `chain` with every source of credentials at work, and returns what each
+    /// hop saw.
+    static func run(
+        _ chain: [URL], code: Int, main: URL, other: URL, server: TestServer,
+        allowsInsecureRedirects: Bool = false, transport: (any Transport)? = nil
+    ) async throws -> (log: [HopLog.Entry], result: Result<NetworkResponse, NetworkError>) {
+        let log = HopLog()
+        log.install(on: server)
+        let policy = RedirectPolicy.custom(allowsInsecureRedirects: allowsInsecureRedirects) { next, _ in
+            var next = next
+            next.setValue("p0licy", forHTTPHeaderField: "X-Policy-Token")
+            return next
+        }
+        let manager = SessionManager(
+            transport: transport ?? TestTransport.current.makeTransport(),
+            adapters: [
+                HeadersAdapter(["Authorization": "Bearer t0ken"]),
+                HeadersAdapter(["X-Bound-Token": "b0und"], origins: [try #require(Origin(other))]),
+            ],
+            interceptors: [CookieInterceptor()],
+            redirectPolicy: policy,
+            redaction: redaction
+        )
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: main, headers: ["X-Api-Key": "k3y"], timeoutInterval: 10),
+            sessionManager: manager)
+        let start = try #require(chainURL(chain, code: code))
+        let endpoint = Endpoint<Void>(
+            path: String(start.path.dropFirst()),
+            headerParameters: ["Proxy-Authorization": "Basic cHJveHk="],
+            queryParameters: (URLComponents(url: start, resolvingAgainstBaseURL: false)?.queryItems ?? []).reduce(
+                into: [String: ParameterValue]()
+            ) { $0[$1.name] = .string($1.value ?? "") }
+        )
+        let recorder = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
+        service.request(endpoint: endpoint, completion: recorder.record)
+        let result = try #require(await recorder.first(timeout: 20))
+        return (log.all, result)
+    }
+
+    /// Checks that hops at `other` got no credential but the one bound to it, and hops at `main`
+    /// got every one.
+    static func expectCredentialsStayed(_ log: [HopLog.Entry], main: URL, other: URL, hops: Int) {
+        #expect(log.count == hops)
+        for (index, entry) in log.enumerated() {
+            if entry.origin == other.absoluteString {
+                for name in credentialNames {
+                    #expect(entry.headers[name] == nil, "hop \(index) to \(entry.origin) got \(name)")
+                }
+                #expect(entry.headers["x-bound-token"] == "b0und", "hop \(index): the bound adapter's token")
+            } else {
+                #expect(entry.origin == main.absoluteString)
+                #expect(entry.headers["authorization"] == "Bearer t0ken", "hop \(index)")
+                #expect(entry.headers["cookie"] == "session=s3cret-cookie", "hop \(index)")
+                #expect(entry.headers["x-api-key"] == "k3y", "hop \(index)")
+                #expect(entry.headers["proxy-authorization"] == "Basic cHJveHk=", "hop \(index)")
+                #expect(entry.headers["x-bound-token"] == nil, "hop \(index)")
+            }
+        }
+    }
+
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func noCredentialFollowsARedirectToAnotherOrigin(code: Int) async throws {
+        try await Harness.with { (harness) async throws in
+            let (main, other) = (harness.server.baseURL, harness.server.otherOriginURL)
+            let (log, result) = try await Self.run(
+                [main, other], code: code, main: main, other: other, server: harness.server)
+            #expect(result.failureStatus == nil, "\(result)")
+            Self.expectCredentialsStayed(log, main: main, other: other, hops: 2)
+        }
+    }
+
+    /// Chains that leave the first origin and come back: the caller's credentials reach the origin
+    /// it addressed on every hop there, and never the other one.
+    @Test(arguments: [[0, 1, 0], [0, 1, 1, 0], [0, 0, 1], [0, 1, 0, 1]])
+    func aChainGivesCredentialsOnlyToTheAddressedOrigin(path: [Int]) async throws {
+        try await Harness.with { (harness) async throws in
+            let (main, other) = (harness.server.baseURL, harness.server.otherOriginURL)
+            for code in [302, 307] {
+                let (log, result) = try await Self.run(
+                    path.map { $0 == 0 ? main : other }, code: code, main: main, other: other, server: harness.server)
+                #expect(result.failureStatus == nil, "\(result)")
+                Self.expectCredentialsStayed(log, main: main, other: other, hops: path.count)
+            }
+        }
+    }
+
+    /// User information in the URL the caller gave goes as a Basic credential to that origin and
+    /// nowhere else, over either transport (AsyncHTTPClient alone would drop it).
+    @Test func userInformationIsACredentialOfTheAddressedOrigin() async throws {
+        try await Harness.with { (harness) async throws in
+            let log = HopLog()
+            log.install(on: harness.server)
+            let (main, other) = (harness.server.baseURL, harness.server.otherOriginURL)
+            var components = try #require(URLComponents(url: main, resolvingAgainstBaseURL: false))
+            components.user = "ann"
+            components.password = "pa55"
+            let service = DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: try #require(components.url), timeoutInterval: 10),
+                sessionManager: SessionManager(transport: TestTransport.current.makeTransport()))
+            let start = try #require(Self.chainURL([main, other, main], code: 302))
+            let recorder = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
+            service.request(
+                endpoint: Endpoint<Void>(
+                    path: "hop",
+                    queryParameters: [
+                        "code": "302",
+                        "next": .string(
+                            URLComponents(url: start, resolvingAgainstBaseURL: false)?.queryItems?.last?.value ?? ""),
+                    ]),
+                completion: recorder.record)
+            let result = try #require(await recorder.first(timeout: 20))
+            #expect(result.failureStatus == nil, "\(result)")
+            let entries = log.all
+            #expect(entries.map(\.origin) == [main, other, main].map(\.absoluteString))
+            let basic = "Basic " + Data("ann:pa55".utf8).base64EncodedString()
+            #expect(entries.map { $0.headers["authorization"] } == [basic, nil, basic])
+        }
+    }
+
+    /// From `https` down to `http`: refused by default; allowed, the `http` origin gets nothing.
+    /// Over AsyncHTTPClient only, whose TLS trusts the test authority (FoundationNetworking on
+    /// Linux takes no custom roots); the pipeline's decision is the same over every transport.
+    @Test func aDowngradeToHTTPIsRefusedOrStripped() async throws {
+        guard TestTransport.current == .asyncHTTPClient else { return }
+        let secure = try await TestServer.start(tls: try TestServer.tlsConfiguration())
+        let plain = try await TestServer.start()
+        defer {
+            Task {
+                try? await secure.shutdown()
+                try? await plain.shutdown()
+            }
+        }
+        HopLog().install(on: plain)
+        let (refusedLog, refused) = try await Self.run(
+            [secure.baseURL, plain.baseURL], code: 302, main: secure.baseURL, other: plain.baseURL, server: secure)
+        guard case .failure(.redirect(.insecureRedirect)) = refused else {
+            Issue.record("expected an insecure redirect error, got \(refused)")
+            return
+        }
+        #expect(refusedLog.count == 1)
+        let log = HopLog()
+        log.install(on: plain)
+        let (secureLog, allowed) = try await Self.run(
+            [secure.baseURL, plain.baseURL], code: 307, main: secure.baseURL, other: plain.baseURL, server: secure,
+            allowsInsecureRedirects: true)
+        #expect(allowed.failureStatus == nil, "\(allowed)")
+        #expect(secureLog.count == 1)
+        let downgraded = try #require(log.all.first)
+        for name in Self.credentialNames {
+            #expect(downgraded.headers[name] == nil, "the http hop got \(name)")
+        }
+    }
+}
