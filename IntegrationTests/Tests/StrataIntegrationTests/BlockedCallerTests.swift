@@ -1,0 +1,162 @@
+import Dispatch
+import Foundation
+import NIOConcurrencyHelpers
+import Strata
+import StrataTestServer
+import StrataTestTransports
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Strata's own work — deadlines, redirects, retry delays, the hand-over to the completion — does
+/// not wait for threads a caller can block.
+///
+/// Each of 64 callers is a `DispatchQueue.global()` work item that starts a request and then
+/// blocks on a semaphore until its completion, as command-line tools and server code written
+/// before async/await do; the global queue's threads are all theirs, and libdispatch adds one about
+/// once a second. Every request must still end when it would with no caller blocked: its deadline
+/// fires, its answer arrives, within 100 ms.
+@Suite(.serialized) struct BlockedCallerTests {
+    /// A kind of request and how long it takes with nothing in its way.
+    struct Kind: Sendable {
+        let name: String
+        let path: String
+        let query: [String: ParameterValue]
+        let timeout: TimeInterval
+        /// Whether it ends with `.timedOut` rather than a value.
+        let timesOut: Bool
+    }
+
+    /// Deadlines from 0.5 to 2 s on a server that never answers; answers after 300 ms, straight,
+    /// after a redirect, and after a retry that waits out a one-second `Retry-After` (its key made
+    /// the caller's own, so that each caller's first attempt fails). The requests that never get an
+    /// answer go to the server's other listener, so that they hold none of the connections the
+    /// answered ones need: the pool would otherwise make those wait, blocked callers or not.
+    static func kinds(key: String) -> [Kind] {
+        [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2].map {
+            Kind(name: "deadline \($0) s", path: "fault/no-answer", query: [:], timeout: $0, timesOut: true)
+        } + [
+            Kind(name: "answer after 300 ms", path: "delay/300", query: [:], timeout: 10, timesOut: false),
+            Kind(
+                name: "redirect, then answer after 300 ms", path: "redirect/302", query: ["to": "/delay/300"],
+                timeout: 10, timesOut: false),
+            Kind(
+                name: "503, Retry-After 1 s, then 200", path: "retry-after/503",
+                query: ["key": .string(key), "failures": "1", "seconds": "1"], timeout: 10, timesOut: false),
+        ]
+    }
+
+    /// How long each caller's request took, by kind, and how each ended.
+    final class Timings: Sendable {
+        private let state = NIOLockedValueBox<[String: [Double]]>([:])
+        private let problems = NIOLockedValueBox<[String]>([])
+
+        func add(_ kind: Kind, _ seconds: Double, _ result: Result<Void, DataTransferError>) {
+            state.withLockedValue { $0[kind.name, default: []].append(seconds) }
+            switch result {
+            case .success where kind.timesOut: problems.withLockedValue { $0.append("\(kind.name) answered") }
+            case .failure(.networkFailure(.timedOut)) where kind.timesOut: break
+            case .failure(let error) where !kind.timesOut:
+                problems.withLockedValue { $0.append("\(kind.name) failed: \(error)") }
+            default: break
+            }
+        }
+
+        var byKind: [String: [Double]] { state.withLockedValue { $0 } }
+        var issues: [String] { problems.withLockedValue { $0 } }
+    }
+
+    /// Runs `callers` requests over `manager` against `server` and returns their timings: each from
+    /// a `DispatchQueue.global()` work item that blocks until its completion when `blocking`, else
+    /// from a thread of its own that does not wait. Runs on a thread of its own, synchronously, so
+    /// that nothing in it needs the global queue; returns when every request has completed.
+    static func run(callers: Int, blocking: Bool, server: TestServer, manager: SessionManager, key: String) -> Timings {
+        let completions = DispatchQueue(label: "BlockedCallerTests.completions")
+        func transfer(_ base: URL) -> DefaultDataTransferService {
+            DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: base), sessionManager: manager),
+                completionQueue: completions)
+        }
+        let (answering, silent) = (transfer(server.baseURL), transfer(server.otherOriginURL))
+        let kinds = Self.kinds(key: key)
+        let timings = Timings()
+        let all = DispatchGroup()
+        for index in 0..<callers {
+            all.enter()
+            let kind = kinds[index % kinds.count]
+            let caller: @Sendable () -> Void = {
+                let done = DispatchSemaphore(value: 0)
+                let started = DispatchTime.now().uptimeNanoseconds
+                var query = kind.query
+                if case .string(let key)? = query["key"] {
+                    query["key"] = .string("\(key)-\(index)")
+                }
+                let endpoint = Endpoint<Void>(path: kind.path, queryParameters: query, timeoutInterval: kind.timeout)
+                (kind.timesOut ? silent : answering).request(with: endpoint) { result in
+                    timings.add(kind, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9, result)
+                    done.signal()
+                    all.leave()
+                }
+                if blocking {
+                    done.wait()
+                }
+            }
+            if blocking {
+                DispatchQueue.global().async(execute: caller)
+            } else {
+                caller()
+            }
+        }
+        all.wait()
+        return timings
+    }
+
+    /// Runs `body` on a thread of its own and waits for it without holding a thread of the global
+    /// queue meanwhile (the Swift executor's on Linux).
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+
+    @Test func sixtyFourBlockedCallersDelayNoDeadlineAndNoCompletion() async throws {
+        try await Harness.with { (harness) async throws in
+            let server = harness.server
+            let manager = SessionManager.underTest(
+                retriers: [RetryPolicy(maximumAttempts: 2, retryableURLErrorCodes: [])])
+            let baseline = await Self.onThread {
+                Self.run(callers: 20, blocking: false, server: server, manager: manager, key: "baseline")
+            }
+            let blocked = await Self.onThread {
+                Self.run(callers: 64, blocking: true, server: server, manager: manager, key: "blocked")
+            }
+            #expect(baseline.issues.isEmpty, "\(baseline.issues)")
+            #expect(blocked.issues.isEmpty, "\(blocked.issues)")
+            var lines: [String] = []
+            for kind in Self.kinds(key: "") {
+                let unblocked = baseline.byKind[kind.name] ?? []
+                let times = blocked.byKind[kind.name] ?? []
+                let worstUnblocked = unblocked.max() ?? 0
+                let worst = times.max() ?? 0
+                lines.append(
+                    "\(kind.name): none blocked \(Self.ms(unblocked.min() ?? 0))-\(Self.ms(worstUnblocked)), "
+                        + "64 blocked \(Self.ms(times.min() ?? 0))-\(Self.ms(worst)) ms over \(times.count)")
+                #expect(!times.isEmpty)
+                #expect(
+                    worst <= worstUnblocked + 0.1,
+                    "\(kind.name): \(Self.ms(worst)) ms with 64 callers blocked, \(Self.ms(worstUnblocked)) ms with none"
+                )
+                if kind.timesOut {
+                    #expect((times.min() ?? 0) >= kind.timeout - 0.01, "\(kind.name): a deadline fired early")
+                }
+            }
+            print("blocked callers over \(TestTransport.current):\n  " + lines.joined(separator: "\n  "))
+        }
+    }
+
+    private static func ms(_ seconds: Double) -> Int { Int((seconds * 1000).rounded()) }
+}
