@@ -87,8 +87,11 @@ public final class HTTPCache: Sendable {
 
     /// What the cache can do for a request.
     enum Lookup: Sendable {
-        /// Answer with this stored response; nothing is sent.
-        case fresh(CachedExchange)
+        /// Answer with this stored response, whose current age is `age` seconds; nothing is sent.
+        case fresh(CachedExchange, age: TimeInterval)
+        /// Answer `504 Gateway Timeout`: the request asked for a stored response only
+        /// (`only-if-cached`) and none suits; nothing is sent.
+        case unsatisfiable
         /// Send this conditional request; a `304` to it refreshes the stored response.
         case revalidate(URLRequest, CachedExchange)
         /// Send the request as it is; its response may be stored.
@@ -107,16 +110,23 @@ public final class HTTPCache: Sendable {
         {
             return .miss
         }
-        guard let entry = entries(for: key).first(where: { $0.matches(request) }) else { return .miss }
+        let onlyIfCached = requestDirectives.has("only-if-cached")
+        // §4: of several stored responses that suit the request, the most recent by `Date`.
+        guard let entry = entries(for: key).filter({ $0.matches(request) }).max(by: { $0.date < $1.date }) else {
+            return onlyIfCached ? .unsatisfiable : .miss
+        }
         let pragmaNoCache =
             request.value(forHTTPHeaderField: "Cache-Control") == nil
             && request.value(forHTTPHeaderField: "Pragma")?.lowercased().contains("no-cache") == true
-        let demandsValidation =
-            requestDirectives.has("no-cache") || requestDirectives.seconds("max-age") == 0 || pragmaNoCache
-        if !demandsValidation, entry.isFresh(at: now(), shared: isShared) {
+        let now = now()
+        if !requestDirectives.has("no-cache"), !pragmaNoCache,
+            entry.isFresh(at: now, shared: isShared, requestDirectives: requestDirectives)
+        {
             touch(key)
-            return .fresh(entry)
+            return .fresh(entry, age: entry.currentAge(at: now))
         }
+        // §5.2.1.7: a stored response that suits, or a 504 — nothing is sent.
+        if onlyIfCached { return .unsatisfiable }
         guard entry.etag != nil || entry.lastModified != nil else { return .miss }
         var conditional = request
         if let etag = entry.etag {
@@ -136,7 +146,8 @@ public final class HTTPCache: Sendable {
     ) {
         guard let key = Self.key(request.url) else { return }
         let method = request.httpMethod ?? "GET"
-        if ["POST", "PUT", "PATCH", "DELETE"].contains(method), (200..<400).contains(response.statusCode) {
+        // §4.4: a non-error answer to any method not known to be safe, whatever it is.
+        if !Self.safeMethods.contains(method), (200..<400).contains(response.statusCode) {
             invalidate(key)
             return
         }
@@ -146,18 +157,26 @@ public final class HTTPCache: Sendable {
         keep(entry, under: key)
     }
 
-    /// The stored response refreshed by the `304` `notModified`, as it is now kept and answered.
+    /// The stored response refreshed by the `304` `notModified`, as it is now kept and answered;
+    /// `nil` when the `304` names a strong validator the stored response does not have (§4.3.4:
+    /// it then refreshes nothing).
     func refresh(
         _ entry: CachedExchange, with notModified: HTTPURLResponse, requestTime: Date, responseTime: Date
     )
-        -> CachedExchange
+        -> CachedExchange?
     {
+        if let etag = notModified.value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/"), etag != entry.etag {
+            return nil
+        }
         let refreshed = entry.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime)
         if let key = Self.key(URL(string: entry.url)) {
             keep(refreshed, under: key)
         }
         return refreshed
     }
+
+    /// The methods RFC 9110 §9.2.1 defines as safe; an answer to any other invalidates.
+    private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
     private static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
 
@@ -280,8 +299,9 @@ struct CachedExchange: Codable, Sendable {
     let statusCode: Int
     let headers: [String: String]
     let body: Data
-    /// The request's values of the headers the response's `Vary` names (lowercased names).
-    let varyValues: [String: String]
+    /// The request's values of the headers the response's `Vary` names (lowercased names); `nil`
+    /// for one the request did not have, which matches only a request without it too (§4.1).
+    let varyValues: [String: String?]
     let requestTime: Date
     let responseTime: Date
     /// The `Date` header's time, or the response time without one; parsed once, when stored.
@@ -296,6 +316,7 @@ struct CachedExchange: Codable, Sendable {
                 headers[name] = value
             }
         }
+        headers = Self.storable(headers)
         self.init(
             url: HTTPCache.key(request.url) ?? "", statusCode: response.statusCode, headers: headers, body: body,
             varyValues: Self.varyValues(named: headers.first { $0.key.lowercased() == "vary" }?.value, in: request),
@@ -303,7 +324,7 @@ struct CachedExchange: Codable, Sendable {
     }
 
     private init(
-        url: String, statusCode: Int, headers: [String: String], body: Data, varyValues: [String: String],
+        url: String, statusCode: Int, headers: [String: String], body: Data, varyValues: [String: String?],
         requestTime: Date, responseTime: Date
     ) {
         self.url = url
@@ -321,14 +342,24 @@ struct CachedExchange: Codable, Sendable {
         expiresLifetime = field("Expires").map { HTTPDate.parse($0)?.timeIntervalSince(date) ?? 0 }
     }
 
-    private static func varyValues(named vary: String?, in request: URLRequest) -> [String: String] {
-        var values: [String: String] = [:]
+    private static func varyValues(named vary: String?, in request: URLRequest) -> [String: String?] {
+        var values: [String: String?] = [:]
         for name in (vary ?? "").split(separator: ",") {
             let name = name.trimmingCharacters(in: .whitespaces).lowercased()
             guard !name.isEmpty else { continue }
-            values[name] = request.value(forHTTPHeaderField: name) ?? ""
+            values[name] = .some(request.value(forHTTPHeaderField: name))
         }
         return values
+    }
+
+    /// `headers` without what a cache must not keep (§3.1): the fields of the proxy the request went
+    /// through, and the connection's own — `Connection` and the fields it names.
+    private static func storable(_ headers: [String: String]) -> [String: String] {
+        let connection = headers.first { $0.key.lowercased() == "connection" }?.value ?? ""
+        let dropped = Set(
+            ["proxy-authenticate", "proxy-authentication-info", "proxy-authorization", "connection", "keep-alive"]
+                + connection.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        return headers.filter { !dropped.contains($0.key.lowercased()) }
     }
 
     func header(_ name: String) -> String? {
@@ -340,14 +371,19 @@ struct CachedExchange: Codable, Sendable {
 
     /// Whether `request` asks for the same values of the `Vary` headers.
     func matches(_ request: URLRequest) -> Bool {
-        varyValues.allSatisfy { name, value in (request.value(forHTTPHeaderField: name) ?? "") == value }
+        varyValues.allSatisfy { name, value in request.value(forHTTPHeaderField: name) == value }
     }
 
-    /// Whether the entry is fresh at `now` (RFC 9111 §4.2).
-    func isFresh(at now: Date, shared: Bool) -> Bool {
+    /// Whether the entry may answer a request with `requestDirectives` at `now` without
+    /// validation (RFC 9111 §4.2): it is fresh, not `no-cache`, no older than the request's
+    /// `max-age`, and fresh for the request's `min-fresh` longer (§5.2.1).
+    func isFresh(at now: Date, shared: Bool, requestDirectives: CacheControl = CacheControl(nil)) -> Bool {
         let directives = CacheControl(header("Cache-Control"))
         if directives.has("no-cache") { return false }
-        return currentAge(at: now) < freshnessLifetime(shared: shared, directives: directives)
+        let age = currentAge(at: now)
+        if let maximum = requestDirectives.seconds("max-age"), maximum == 0 || age > maximum { return false }
+        let minimumFresh = requestDirectives.seconds("min-fresh") ?? 0
+        return age + minimumFresh < freshnessLifetime(shared: shared, directives: directives)
     }
 
     /// §4.2.1: `s-maxage` (shared caches), `max-age`, then `Expires` − `Date`. No heuristics.
@@ -358,20 +394,39 @@ struct CachedExchange: Codable, Sendable {
     }
 
     /// §4.2.3: the corrected initial age plus the time resident in this cache.
-    private func currentAge(at now: Date) -> TimeInterval {
+    func currentAge(at now: Date) -> TimeInterval {
         let apparentAge = max(0, responseTime.timeIntervalSince(date))
-        let ageValue = header("Age").flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let ageValue = header("Age").flatMap(Self.ageValue) ?? 0
         let correctedAge = ageValue + responseTime.timeIntervalSince(requestTime)
         return max(apparentAge, correctedAge) + now.timeIntervalSince(responseTime)
     }
 
-    /// §4.3.4: the stored headers updated with those of the `304`, and its times.
+    /// An `Age` field's value (§5.1): the first member of a list, a non-negative integer of
+    /// seconds, at most 2³¹; `nil` for anything else (a sign, a fraction, text), which is ignored.
+    static func ageValue(_ field: String) -> TimeInterval? {
+        let first = field.split(separator: ",", omittingEmptySubsequences: false).first ?? ""
+        let digits = first.trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return TimeInterval(min(Int(digits) ?? Self.largestAge, Self.largestAge))
+    }
+
+    /// 2³¹: the `Age` a cache sends for one it cannot represent (§5.1).
+    static let largestAge = 2_147_483_648
+
+    /// §4.3.4 and §3.2: the stored headers updated with those of the `304` (but for what a cache
+    /// does not keep, and `Content-Length`), and its times. A stored `Age` goes unless the `304`
+    /// brings one: the refreshed response's age counts from the `304`.
     func refreshed(by notModified: HTTPURLResponse, requestTime: Date, responseTime: Date) -> CachedExchange {
-        var headers = self.headers
+        var headers = self.headers.filter { $0.key.lowercased() != "age" }
+        var fields: [String: String] = [:]
         for (name, value) in notModified.allHeaderFields {
-            guard let name = name as? String, let value = value as? String,
-                !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased())
-            else { continue }
+            if let name = name as? String, let value = value as? String {
+                fields[name] = value
+            }
+        }
+        for (name, value) in Self.storable(fields)
+        where !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased()) {
             headers = headers.filter { $0.key.caseInsensitiveCompare(name) != .orderedSame }
             headers[name] = value
         }
@@ -380,9 +435,15 @@ struct CachedExchange: Codable, Sendable {
             requestTime: requestTime, responseTime: responseTime)
     }
 
-    /// The stored response, as the transport would have reported it.
-    func response(for url: URL?) -> HTTPURLResponse? {
-        HTTPURLResponse(
+    /// The stored response, as the transport would have reported it; with `age`, answered without
+    /// validation, so with an `Age` field of that many whole seconds replacing any stored one (§4).
+    func response(for url: URL?, age: TimeInterval? = nil) -> HTTPURLResponse? {
+        var headers = headers
+        if let age {
+            headers = headers.filter { $0.key.lowercased() != "age" }
+            headers["Age"] = String(age < Double(Self.largestAge) ? Int(max(0, age)) : Self.largestAge)
+        }
+        return HTTPURLResponse(
             url: url ?? URL(string: self.url) ?? URL(fileURLWithPath: "/"), statusCode: statusCode,
             httpVersion: "HTTP/1.1", headerFields: headers)
     }

@@ -470,21 +470,17 @@ final class RequestExecution: Sendable {
 
     /// The reason the outcome counts as a failure, or `nil` for success.
     ///
-    /// A body shorter than its `Content-Length` is a failure (the connection ended early), except
-    /// where the length is not the body's: a compressed body (the transport delivers it decoded),
-    /// a download (written to a file), and responses that have no body whatever their headers say
-    /// — to `HEAD`, and `1xx`, `204` and `304` (RFC 9110, 6.4.1).
+    /// A body shorter than its `Content-Length` is a failure (the connection ended early: see
+    /// ``TransportOutcome/isShorterThanAnnounced(for:)``), except for a download, written to a file.
     private func failure(of request: URLRequest, _ outcome: TransportOutcome) -> (any Error)? {
         if let error = outcome.error { return error }
         guard let status = outcome.statusCode else { return SessionError.invalidResponse }
         guard acceptableStatusCodes.contains(status) else {
             return SessionError.unacceptableStatusCode(status)
         }
-        let announced = outcome.expectedContentLength
-        if announced > Int64(outcome.body.count), download == nil, status >= 200, status != 204, status != 304,
-            request.httpMethod != HTTPMethod.head.rawValue, outcome.headerValue("Content-Encoding") == nil
-        {
-            return SessionError.incompleteBody(expected: Int(clamping: announced), received: outcome.body.count)
+        if download == nil, outcome.isShorterThanAnnounced(for: request) {
+            return SessionError.incompleteBody(
+                expected: Int(clamping: outcome.expectedContentLength), received: outcome.body.count)
         }
         return nil
     }

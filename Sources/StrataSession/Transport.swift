@@ -153,6 +153,16 @@ public struct TransportOutcome: Sendable {
         head?.expectedContentLength ?? madeResponse?.expectedContentLength ?? -1
     }
 
+    /// Whether the body in memory is shorter than the response's `Content-Length`: the connection
+    /// ended early. Not where the length is not the body's: a compressed body (the transport
+    /// delivers it decoded), and responses that have no body whatever their headers say — to
+    /// `HEAD`, and `1xx`, `204` and `304` (RFC 9110, 6.4.1).
+    func isShorterThanAnnounced(for request: URLRequest) -> Bool {
+        guard let status = statusCode, status >= 200, status != 204, status != 304 else { return false }
+        return expectedContentLength > Int64(body.count) && request.httpMethod != HTTPMethod.head.rawValue
+            && headerValue("Content-Encoding") == nil
+    }
+
     /// The same response and body, failed with `error`: no longer an answer from the cache.
     func failing(with error: any Error) -> TransportOutcome {
         var failed = self

@@ -43,10 +43,10 @@ private final class TestClock: Sendable {
 }
 
 @Suite struct HTTPCacheTests {
-    private let url = URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/")
-    private let clock = TestClock()
+    fileprivate let url = URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/")
+    fileprivate let clock = TestClock()
 
-    private func manager(
+    fileprivate func manager(
         _ origin: OriginServer, shared: Bool = false, directory: URL? = nil, acceptable: Set<Int> = Set(200..<300)
     ) -> (SessionManager, HTTPCache) {
         let clock = self.clock
@@ -58,6 +58,14 @@ private final class TestClock: Sendable {
     private func get(
         _ manager: SessionManager, headers: [String: String] = [:], method: String = "GET", url: URL? = nil
     ) async throws -> (status: Int, body: String, error: (any Error)?) {
+        let (response, body, error) = try await exchange(manager, headers: headers, method: method, url: url)
+        return (response?.statusCode ?? 0, body, error)
+    }
+
+    /// ``get(_:headers:method:url:)`` with the response itself, for its header fields.
+    fileprivate func exchange(
+        _ manager: SessionManager, headers: [String: String] = [:], method: String = "GET", url: URL? = nil
+    ) async throws -> (response: HTTPURLResponse?, body: String, error: (any Error)?) {
         var request = URLRequest(url: url ?? self.url)
         request.httpMethod = method
         for (name, value) in headers {
@@ -66,9 +74,7 @@ private final class TestClock: Sendable {
         let (recorder, _) = send(request, through: manager)
         let outcome = try #require(await recorder.first())
         return (
-            (outcome.response as? HTTPURLResponse)?.statusCode ?? 0,
-            String(decoding: outcome.data ?? Data(), as: UTF8.self),
-            outcome.error
+            outcome.response as? HTTPURLResponse, String(decoding: outcome.data ?? Data(), as: UTF8.self), outcome.error
         )
     }
 
@@ -294,6 +300,183 @@ private final class TestClock: Sendable {
         #expect(origin.requests.count == 1)
         secondCache.removeAll()
         _ = try await get(second)
+        #expect(origin.requests.count == 2)
+    }
+}
+
+/// RFC 9111 §3–§5, one MUST at a time (the DocC article "Caching" lists each with its test).
+extension HTTPCacheTests {
+    /// §4 and §5.1: a stored response used without validation carries `Age`, its current age in
+    /// whole seconds, replacing the stored one; the received `Age` counts as §5.1 reads it.
+    @Test func aResponseFromTheCacheCarriesItsCurrentAge() async throws {
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60", "Age": "10"], "aged") }
+        let (manager, _) = manager(origin)
+        #expect(try await exchange(manager).response?.value(forHTTPHeaderField: "Age") == "10")
+        clock.advance(5)
+        let cached = try await exchange(manager)
+        #expect(cached.body == "aged")
+        #expect(cached.response?.value(forHTTPHeaderField: "Age") == "15")
+        #expect(origin.requests.count == 1)
+        // Older than its max-age counting the age it came with: revalidated, not reused.
+        clock.advance(46)
+        _ = try await exchange(manager)
+        #expect(origin.requests.count == 2)
+    }
+
+    /// §5.1: an `Age` that is not a non-negative integer is ignored (a negative one would make a
+    /// response fresh for longer than its server allows); of a list, the first member counts; one
+    /// too large to hold is 2³¹.
+    @Test(arguments: [
+        ("-100000", 0, true), ("1.5e9", 0, true), ("inf", 0, true), ("5, 50", 5, true),
+        ("99999999999999999999", 2_147_483_648, false), ("  7 ", 7, true),
+    ])
+    func anAgeIsReadAsANonNegativeIntegerOrIgnored(field: String, age: Int, fresh: Bool) async throws {
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60", "Age": field], "x") }
+        let (manager, _) = manager(origin)
+        _ = try await exchange(manager)
+        let second = try await exchange(manager)
+        #expect(origin.requests.count == (fresh ? 1 : 2), "Age: \(field)")
+        if fresh {
+            #expect(second.response?.value(forHTTPHeaderField: "Age") == "\(age)")
+            clock.advance(61)
+            _ = try await exchange(manager)
+            #expect(origin.requests.count == 2, "Age: \(field) kept it fresh past its max-age")
+        }
+    }
+
+    /// §5.2.1.1 and §5.2.1.3: a request's `max-age` and `min-fresh` are obeyed.
+    @Test func aRequestsMaxAgeAndMinFreshAreObeyed() async throws {
+        // Every answer comes 20 seconds old, so it is as old again after each request that reaches it.
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60", "Age": "20"], "x") }
+        let (manager, _) = manager(origin)
+        _ = try await exchange(manager)
+        for (directive, reused) in [
+            ("max-age=30", true), ("max-age=10", false), ("min-fresh=30", true), ("min-fresh=50", false),
+        ] {
+            let before = origin.requests.count
+            _ = try await exchange(manager, headers: ["Cache-Control": directive])
+            #expect(origin.requests.count == before + (reused ? 0 : 1), "\(directive)")
+        }
+    }
+
+    /// §5.2.1.7: `only-if-cached` gets a stored response that suits, or a 504; nothing is sent.
+    @Test func onlyIfCachedIsAnsweredFromTheCacheOrWith504() async throws {
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60"], "x") }
+        let (manager, _) = manager(origin, acceptable: Set(200..<600))
+        let missing = try await exchange(manager, headers: ["Cache-Control": "only-if-cached"])
+        #expect(missing.response?.statusCode == 504)
+        #expect(origin.requests.isEmpty)
+        _ = try await exchange(manager)
+        #expect(try await exchange(manager, headers: ["Cache-Control": "only-if-cached"]).body == "x")
+        clock.advance(61)
+        #expect(try await exchange(manager, headers: ["Cache-Control": "only-if-cached"]).response?.statusCode == 504)
+        #expect(origin.requests.count == 1)
+    }
+
+    /// §4: when several stored responses suit a request, the most recent by `Date` answers, not the
+    /// one stored last.
+    @Test(arguments: [true, false])
+    func theMostRecentOfSeveralSuitableResponsesAnswers(laterStoredIsNewer: Bool) async throws {
+        let (older, newer) = ("Fri, 15 Jan 2027 08:00:00 GMT", "Fri, 15 Jan 2027 08:00:30 GMT")
+        let origin = OriginServer { request in
+            let second = request.value(forHTTPHeaderField: "Accept-Language") != nil
+            let date = second == laterStoredIsNewer ? newer : older
+            return (
+                200, ["Cache-Control": "max-age=600", "Date": date, "Vary": second ? "Accept-Language" : "Accept"],
+                second ? "by language" : "by type"
+            )
+        }
+        let (manager, _) = manager(origin)
+        _ = try await exchange(manager, headers: ["Accept": "text/plain"])
+        _ = try await exchange(
+            manager, headers: ["Accept": "text/plain", "Accept-Language": "en", "Cache-Control": "no-cache"])
+        #expect(origin.requests.count == 2)
+        let both = try await exchange(manager, headers: ["Accept": "text/plain", "Accept-Language": "en"])
+        #expect(origin.requests.count == 2)
+        #expect(both.body == (laterStoredIsNewer ? "by language" : "by type"))
+    }
+
+    /// §4.1: a header the stored request did not have matches only a request without it.
+    @Test func aVaryHeaderAbsentFromTheStoredRequestMatchesOnlyItsAbsence() async throws {
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60", "Vary": "X-Flavor"], "x") }
+        let (manager, _) = manager(origin)
+        _ = try await exchange(manager)
+        _ = try await exchange(manager)
+        #expect(origin.requests.count == 1)
+        _ = try await exchange(manager, headers: ["X-Flavor": "plain"])
+        #expect(origin.requests.count == 2)
+    }
+
+    /// §4.3.4: a `304` naming a strong validator the stored response lacks refreshes nothing; the
+    /// request goes again without conditions, and that answer is the caller's.
+    @Test func a304WithAnotherStrongValidatorRefreshesNothing() async throws {
+        let origin = OriginServer { request in
+            switch request.value(forHTTPHeaderField: "If-None-Match") {
+            case #""a""#?: (304, ["ETag": #""b""#, "Cache-Control": "max-age=60"], "")
+            default:
+                (200, ["ETag": #""b""#, "Cache-Control": "max-age=10"], "new")
+            }
+        }
+        let first = OriginServer { _ in (200, ["ETag": #""a""#, "Cache-Control": "max-age=10"], "old") }
+        let clock = self.clock
+        let cache = HTTPCache(memoryCapacity: 1_048_576, directory: nil, isShared: false, now: { clock.now })
+        _ = try await get(SessionManager(transport: first, cache: cache))
+        clock.advance(11)
+        let manager = SessionManager(transport: origin, cache: cache)
+        let answer = try await exchange(manager)
+        #expect(answer.body == "new")
+        #expect(answer.response?.statusCode == 200)
+        #expect(origin.requests.map { $0.value(forHTTPHeaderField: "If-None-Match") } == [#""a""#, nil])
+    }
+
+    /// §4.4: a non-error answer to any method not known to be safe — `PURGE` too — invalidates the
+    /// target URI; a safe one (`OPTIONS`) and an error answer do not.
+    @Test func anyUnsafeOrUnknownMethodInvalidates() async throws {
+        let count = Locked(0)
+        let origin = OriginServer { request in
+            switch request.httpMethod {
+            case "GET": (200, ["Cache-Control": "max-age=60"], "v\(count.withLock { $0 += 1; return $0 })")
+            case "LINK": (500, [:], "")
+            default: (204, [:], "")
+            }
+        }
+        let (manager, _) = manager(origin, acceptable: Set(200..<600))
+        #expect(try await get(manager).body == "v1")
+        _ = try await get(manager, method: "OPTIONS")
+        _ = try await get(manager, method: "LINK")
+        #expect(try await get(manager).body == "v1")
+        _ = try await get(manager, method: "PURGE")
+        #expect(try await get(manager).body == "v2")
+    }
+
+    /// §3.1: the proxy's fields and the connection's own are not stored.
+    @Test func proxyAndConnectionFieldsAreNotStored() async throws {
+        let origin = OriginServer { _ in
+            (
+                200,
+                [
+                    "Cache-Control": "max-age=60", "Proxy-Authenticate": #"Basic realm="p""#,
+                    "Proxy-Authentication-Info": "x", "Connection": "X-Hop", "X-Hop": "1", "X-Kept": "yes",
+                ],
+                "x"
+            )
+        }
+        let (manager, _) = manager(origin)
+        _ = try await exchange(manager)
+        let cached = try #require(try await exchange(manager).response)
+        #expect(origin.requests.count == 1)
+        for name in ["Proxy-Authenticate", "Proxy-Authentication-Info", "Connection", "X-Hop"] {
+            #expect(cached.value(forHTTPHeaderField: name) == nil, "\(name) was stored")
+        }
+        #expect(cached.value(forHTTPHeaderField: "X-Kept") == "yes")
+    }
+
+    /// §3.3: a body shorter than its `Content-Length` is never stored, so never answers.
+    @Test func aBodyCutShortIsNotStored() async throws {
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60", "Content-Length": "10"], "four") }
+        let (manager, _) = manager(origin)
+        #expect(try await get(manager).error != nil)
+        #expect(try await get(manager).error != nil)
         #expect(origin.requests.count == 2)
     }
 }

@@ -40,6 +40,10 @@ import Testing
                 #expect(try await service.request(endpoint("fresh", query)).count == 1)
             }
             #expect(harness.server.state.attemptCount(for: "cache-fresh") == 1)
+            // RFC 9111 §4: an answer from the cache carries its current age; the server's had none.
+            let cached = try await service.requestResponse(endpoint("fresh", query))
+            #expect(cached.response.headers["Age"] == "0")
+            #expect(harness.server.state.attemptCount(for: "cache-fresh") == 1)
         }
     }
 

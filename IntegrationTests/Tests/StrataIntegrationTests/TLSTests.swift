@@ -34,16 +34,19 @@ import Testing
         Data(try NIOSSLCertificate(bytes: Array(pem.utf8), format: .pem).toDERBytes())
     }
 
-    /// Runs `endpoint` through `transport` against a TLS server (the rogue one if `rogue`).
+    /// Runs `endpoint` through `transport` against a TLS server (the rogue one if `rogue`), by
+    /// `host` (by default its address, `127.0.0.1`).
     static func echo(
-        over transport: any Transport, rogue: Bool = false
+        over transport: any Transport, rogue: Bool = false, host: String? = nil
     ) async throws -> Result<
         EchoReply, DataTransferError
     > {
         let server = try await TestServer.start(tls: try TestServer.tlsConfiguration(rogue: rogue))
+        var base = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false)
+        base?.host = host ?? server.baseURL.host
         let transfer = DefaultDataTransferService(
             networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+                configuration: NetworkConfiguration(baseURL: base?.url ?? server.baseURL, timeoutInterval: 10),
                 sessionManager: SessionManager(transport: transport)
             ),
             completionQueue: .global()
@@ -109,6 +112,70 @@ import Testing
         }
         #expect(error == .refused(host: "127.0.0.1", reason: "no certificate in the chain is a pinned one"))
         #expect(ContinuousClock.now - started < .seconds(5))
+        try await transport.shutdown()
+    }
+
+    /// The evaluator is told the host the request went to, a name, not the address it resolved
+    /// to: an evaluator can pin per host name.
+    @Test func overAsyncHTTPClientTheEvaluatorSeesTheRequestsHostName() async throws {
+        let evaluator = RecordingEvaluator(
+            pinning: CertificatePinning(certificates: [try Self.der(TestCertificates.server)]))
+        let transport = AsyncHTTPClientTransport(
+            configuration: try Self.trustingTestAuthority(), serverTrust: evaluator)
+        let reply = try await Self.echo(over: transport, host: "localhost").get()
+        #expect(reply.queryValue("q") == "tls")
+        #expect(evaluator.chains.map(\.host) == ["localhost"])
+        try await transport.shutdown()
+    }
+
+    /// An evaluator that trusts the server for one host name only refuses the same server, the
+    /// same certificate, reached by its address.
+    @Test func overAsyncHTTPClientAnEvaluatorPinsPerHostName() async throws {
+        struct OnlyLocalhost: ServerTrustEvaluator {
+            func evaluate(_ chain: ServerTrustChain) throws(ServerTrustError) {
+                guard chain.host == "localhost" else {
+                    throw .refused(host: chain.host, reason: "not pinned for this host")
+                }
+            }
+        }
+        let transport = AsyncHTTPClientTransport(
+            configuration: try Self.trustingTestAuthority(), serverTrust: OnlyLocalhost())
+        #expect(try await Self.echo(over: transport, host: "localhost").get().queryValue("q") == "tls")
+        let byAddress = try await Self.echo(over: transport)
+        guard case .failure(.networkFailure(.serverTrust(let error))) = byAddress else {
+            Issue.record("expected the evaluator's refusal, got \(byAddress)")
+            return
+        }
+        #expect(error == .refused(host: "127.0.0.1", reason: "not pinned for this host"))
+        try await transport.shutdown()
+    }
+
+    /// A certificate for other names fails host name verification, before any evaluator is asked:
+    /// the server's certificate names `127.0.0.1` and `localhost`, and the request goes to
+    /// `api.strata.test`, resolved to the loopback server by the client's DNS override. NIOSSL alone
+    /// accepts it (the certificate's address is the one the name resolved to); Strata's check of
+    /// the request's host does not, with or without an evaluator.
+    @Test(arguments: [false, true])
+    func overAsyncHTTPClientACertificateForAnotherNameFailsHostNameVerification(evaluating: Bool) async throws {
+        var configuration = try Self.trustingTestAuthority()
+        configuration.dnsOverride = ["api.strata.test": "127.0.0.1"]
+        let evaluator = RecordingEvaluator(
+            pinning: CertificatePinning(certificates: [try Self.der(TestCertificates.server)]))
+        let transport = AsyncHTTPClientTransport(
+            configuration: configuration, serverTrust: evaluating ? evaluator : nil)
+        let result = try await Self.echo(over: transport, host: "api.strata.test")
+        guard case .failure(.networkFailure(.serverTrust(let error))) = result else {
+            Issue.record("expected a host name verification failure, got \(result)")
+            return
+        }
+        #expect(
+            error
+                == .refused(
+                    host: "api.strata.test",
+                    reason: "its certificate was issued for localhost, 127.0.0.1, not for this host"))
+        #expect(evaluator.chains.isEmpty)
+        // The same server and certificate by a name it was issued for.
+        #expect(try await Self.echo(over: transport, host: "localhost").get().queryValue("q") == "tls")
         try await transport.shutdown()
     }
 

@@ -76,6 +76,8 @@ public final class AsyncHTTPClientTransport: Transport {
         configuration.redirectConfiguration = .disallow
         if let serverTrust {
             configuration.evaluatesServerTrust(with: serverTrust)
+        } else {
+            configuration.verifiesServerHostNames()
         }
         let decompresses: Bool
         switch configuration.decompression {

@@ -157,8 +157,22 @@ import Testing
         let transport = AsyncHTTPClientTransport()
         let outcome = try await send(
             URLRequest(url: try #require(URL(string: "ftp://127.0.0.1/file"))), over: transport)
-        #expect((outcome.error as? URLError)?.code == .unsupportedURL)
-        #expect((outcome.error as? URLError)?.failingURL == URL(string: "ftp://127.0.0.1/file"))
+        #expect(
+            outcome.error as? RequestValidationError
+                == .unsupportedURL("ftp://127.0.0.1/file", reason: .unsupportedScheme("ftp")))
+        try await transport.shutdown()
+    }
+
+    /// Sent straight to the transport, not through the pipeline, a URL SwiftNIO traps on (a port
+    /// above 65535, an empty bracketed host) is refused by the transport's own check.
+    @Test(arguments: ["http://127.0.0.1:99999/x", "http://[]/x", "http://127.0.0.1:9223372036854775808/"])
+    func aURLSwiftNIOTrapsOnFailsUnsentOnce(url: String) async throws {
+        let transport = AsyncHTTPClientTransport()
+        let outcome = try await send(URLRequest(url: try #require(URL(string: url))), over: transport)
+        guard case .unsupportedURL? = outcome.error as? RequestValidationError else {
+            Issue.record("expected an unsupported URL, got \(String(describing: outcome.error))")
+            return
+        }
         try await transport.shutdown()
     }
 
