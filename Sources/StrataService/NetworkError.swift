@@ -19,8 +19,9 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
     case unacceptableStatusCode(NetworkResponse)
     /// The device is offline, or not allowed to use the network.
     case notConnected
-    /// The request timed out.
-    case timedOut
+    /// The request timed out; the `URLError` says which deadline fired (its failing URL redacted).
+    /// Match it as `.timedOut` when that does not matter.
+    case timedOut(URLError)
     /// The request was cancelled.
     case cancelled
     /// The transfer failed (connection refused or lost, DNS, TLS, a body cut short); the `URLError`
@@ -41,6 +42,9 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
     case serverTrust(ServerTrustError)
     /// Any other error, reported by a session manager, a request adapter or a retrier.
     case underlying(any Error)
+
+    /// A timeout with no more said of it.
+    public static var timedOut: NetworkError { .timedOut(URLError(.timedOut)) }
 
     /// The response, when the server answered.
     public var response: NetworkResponse? {
@@ -64,12 +68,12 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
             return "The server answered with status \(response.statusCode)."
         case .notConnected:
             return "The network is not reachable."
-        case .timedOut:
-            return "The request timed out."
+        case .timedOut(let error):
+            return Self.explain(error)
         case .cancelled:
             return "The request was cancelled."
         case .transport(let error):
-            return "The transfer failed: \(error.localizedDescription) (URLError \(error.code.rawValue))."
+            return Self.explain(error)
         case .invalidResponse:
             return "The server's response is not an HTTP response."
         case .urlGeneration(let error):
@@ -97,7 +101,7 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
         case .unacceptableStatusCode(let response):
             return "NetworkError.unacceptableStatusCode(\(response.debugDescription))"
         case .notConnected: return "NetworkError.notConnected"
-        case .timedOut: return "NetworkError.timedOut"
+        case .timedOut(let error): return "NetworkError.timedOut(\(Self.describe(error)))"
         case .cancelled: return "NetworkError.cancelled"
         case .transport(let error): return "NetworkError.transport(\(Self.describe(error)))"
         case .invalidResponse: return "NetworkError.invalidResponse"
@@ -108,6 +112,60 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
         case .serverTrust(let error): return "NetworkError.serverTrust(\(error.description))"
         case .underlying(let error as URLError): return "NetworkError.underlying(\(Self.describe(error)))"
         case .underlying(let error): return "NetworkError.underlying(\(String(reflecting: error)))"
+        }
+    }
+
+    /// What `error` means, in words: what went wrong for its code, the transport's details when it
+    /// gave any (curl's message, the TLS library's reason, which deadline fired), and the failing
+    /// URL, redacted. Foundation on Linux describes a `URLError` only by its number.
+    static func explain(_ error: URLError) -> String {
+        let redacted = Redaction.standard.redact(error)
+        var text = meaning(of: error.code)
+        if let detail = redacted.userInfo[NSLocalizedDescriptionKey] as? String, !detail.isEmpty,
+            !detail.hasPrefix("The operation could not be completed"), detail != "unsupported URL"
+        {
+            text += ": " + detail.trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+        }
+        if let url = redacted.userInfo[Redaction.failingURLStringKey] as? String {
+            text += " (\(url))"
+        }
+        return text + " [URLError \(error.code.rawValue)]."
+    }
+
+    /// What a `URLError` code means, as a sentence without its full stop.
+    private static func meaning(of code: URLError.Code) -> String {
+        switch code {
+        case .timedOut: return "The request timed out"
+        case .cannotFindHost, .dnsLookupFailed: return "The server's host name could not be resolved (DNS)"
+        case .cannotConnectToHost: return "No connection could be made to the server (refused or unreachable)"
+        case .networkConnectionLost: return "The connection was lost before the response was complete"
+        case .notConnectedToInternet: return "The network is not reachable"
+        case .badServerResponse: return "The server's response is not valid HTTP"
+        case .zeroByteResource: return "The server answered with no data at all"
+        case .cannotDecodeContentData, .cannotDecodeRawData:
+            return "The response body could not be decoded (its gzip or deflate coding is broken)"
+        case .dataLengthExceedsMaximum: return "The body is larger than the transport can hold"
+        case .badURL: return "The URL is not one the transport can send to"
+        case .unsupportedURL: return "The URL's scheme is not one the transport supports"
+        case .secureConnectionFailed: return "A secure (TLS) connection could not be made"
+        case .serverCertificateUntrusted:
+            return "The server's certificate is not trusted (no trusted authority vouches for it, or it is for "
+                + "another host)"
+        case .serverCertificateHasBadDate: return "The server's certificate has expired or is not yet valid"
+        case .serverCertificateHasUnknownRoot:
+            return "The server's certificate comes from an authority not trusted here"
+        case .serverCertificateNotYetValid: return "The server's certificate is not yet valid"
+        case .clientCertificateRejected, .clientCertificateRequired:
+            return "The server wants a client certificate that was not given or not accepted"
+        case .userAuthenticationRequired: return "The server or a proxy requires authentication"
+        case .httpTooManyRedirects: return "The server redirected too many times"
+        case .redirectToNonExistentLocation: return "The server redirected to a location that does not exist"
+        case .cannotCreateFile, .cannotOpenFile, .cannotWriteToFile, .cannotMoveFile, .cannotRemoveFile,
+            .cannotCloseFile:
+            return "The download could not be written to its file"
+        case .fileDoesNotExist, .noPermissionsToReadFile: return "The body's file could not be read"
+        case .cancelled: return "The request was cancelled"
+        default: return "The transfer failed"
         }
     }
 
@@ -197,7 +255,7 @@ extension NetworkError {
         case .notConnectedToInternet, .dataNotAllowed, .internationalRoamingOff, .callIsActive:
             self = .notConnected
         case .timedOut:
-            self = .timedOut
+            self = .timedOut(Redaction.standard.redact(error))
         case .cancelled:
             self = .cancelled
         default:

@@ -158,8 +158,21 @@ final class RequestExecution: Sendable {
     /// The attempt's deadline has passed: whatever it was waiting for, it fails with a timeout.
     func deadlinePassed(attempt: Int) {
         guard let request = endAttempt(attempt) else { return }
-        let error = URLError(.timedOut)
+        let error = Self.deadlineError(request)
         judge(request, TransportOutcome(error: error), failure: error)
+    }
+
+    /// The error of an attempt of `request` whose deadline passed: `URLError(.timedOut)`, saying
+    /// which deadline it was and naming the URL, as a transport's errors do.
+    static func deadlineError(_ request: URLRequest) -> URLError {
+        let seconds = request.timeoutInterval
+        let shown = seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds))" : "\(seconds)"
+        var userInfo: [String: Any] = [
+            NSLocalizedDescriptionKey: "no complete answer came within the request's timeout of \(shown) s, "
+                + "which bounds each attempt, redirects included"
+        ]
+        userInfo[NSURLErrorFailingURLErrorKey] = request.url
+        return URLError(.timedOut, userInfo: userInfo)
     }
 
     // MARK: - One hop: adapt, check, send

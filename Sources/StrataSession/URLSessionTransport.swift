@@ -91,7 +91,7 @@ public final class URLSessionTransport: Transport {
         }
         let download = attempt.downloadDestination.map { ($0, attempt.downloadProgress) }
         delegate.register(task, uploadProgress: attempt.uploadProgress, download: download) { body, response, error in
-            completion(TransportOutcome(response: response, body: body, error: error))
+            completion(TransportOutcome(response: response, body: body, error: error.map(Self.classified)))
         }
         task.resume()
         return Attempt(task: task, transport: self)
@@ -107,6 +107,19 @@ public final class URLSessionTransport: Transport {
                     "FoundationNetworking on Linux cannot send to an IPv6 address; use AsyncHTTPClientTransport")
             }
         #endif
+    }
+
+    /// `error` with the code `URLSession` gives on Apple platforms: FoundationNetworking reports a
+    /// refused certificate as `URLError(.unknown)` with curl's message ("SSL certificate problem:
+    /// unable to get local issuer certificate"), which is kept.
+    static func classified(_ error: any Error) -> any Error {
+        guard let error = error as? URLError, error.code == .unknown,
+            let message = error.userInfo[NSLocalizedDescriptionKey] as? String, message.hasPrefix("SSL")
+        else { return error }
+        let code: URLError.Code =
+            message.contains("certificate") || message.contains("subject name")
+            ? .serverCertificateUntrusted : .secureConnectionFailed
+        return URLError(code, userInfo: error.userInfo)
     }
 
     /// A year: the longest timeout handed to the loading system.

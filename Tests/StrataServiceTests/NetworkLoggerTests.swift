@@ -95,7 +95,8 @@ import Testing
             logger.log(result: failure, for: request, duration: .milliseconds(1))
             return captured.value.joined(separator: "\n")
         }
-        #expect(lines(.error) == "← failed POST https://api.strata.test (1.0 ms): The request timed out.")
+        #expect(
+            lines(.error) == "← failed POST https://api.strata.test (1.0 ms): The request timed out [URLError -1001].")
         #expect(lines(.info).components(separatedBy: "\n").count == 3)
         #expect(!lines(.info).contains("Content-Type"))
         #expect(lines(.debug).contains("Content-Type: text/plain"))

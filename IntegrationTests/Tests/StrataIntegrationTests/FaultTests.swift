@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataAsyncHTTPClient
 import StrataTestServer
 import StrataTestTransports
 import StrataTesting
@@ -52,6 +53,65 @@ import Testing
             }
             #expect(outcome.elapsed < .seconds(4), "\(fault.rawValue) took \(outcome.elapsed)")
             #expect(outcome.calls == 1)
+        }
+    }
+
+    /// Each failure says what happened, in words a user can act on, over either transport: a
+    /// refused connection, which deadline fired, a certificate nobody here trusts and why; the
+    /// URL redacted.
+    @Test func eachFailureSaysWhatHappenedInWords() async throws {
+        try await Harness.with(timeout: 0.5) { (_) async throws in
+            let closed = try await TestServer.start()
+            let port = try #require(closed.baseURL.port)
+            try await closed.shutdown()
+            let refused = try #require(URL(string: "http://127.0.0.1:\(port)/items?api_key=s3cret"))
+            let secure = try await TestServer.start(tls: try TestServer.tlsConfiguration())
+            let silent = try await TestServer.start()
+            defer {
+                Task {
+                    try? await secure.shutdown()
+                    try? await silent.shutdown()
+                }
+            }
+            // A transport that trusts only the system's roots, which never signed the test server's.
+            let untrusting: any Transport =
+                TestTransport.current == .urlSession ? URLSessionTransport() : AsyncHTTPClientTransport()
+            let cases: [(String, URL, any Transport, [String])] = [
+                (
+                    "refused", refused, TestTransport.current.makeTransport(),
+                    ["No connection could be made to the server", "api_key=<redacted>", "[URLError -1004]"]
+                ),
+                (
+                    "deadline", silent.url("/fault/no-answer"), TestTransport.current.makeTransport(),
+                    ["The request timed out: no complete answer came within the request's timeout of 0.5 s"]
+                ),
+                (
+                    "untrusted", secure.url("/echo"), untrusting,
+                    ["certificate is not trusted"]
+                        + [
+                            TestTransport.current == .urlSession
+                                ? "unable to get local issuer certificate" : "does not verify against the trusted roots"
+                        ]
+                ),
+            ]
+            for (name, url, transport, words) in cases {
+                var request = URLRequest(url: url)
+                request.timeoutInterval = 0.5
+                let service = DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: url, timeoutInterval: 0.5),
+                    sessionManager: SessionManager(transport: transport))
+                let outcome = await timed(Endpoint<Void>(path: ""), through: service)
+                guard case .failure(let error) = outcome.result else {
+                    Issue.record("\(name): \(outcome.result)")
+                    continue
+                }
+                for word in words {
+                    #expect(error.description.contains(word), "\(name): \(error.description)")
+                }
+                #expect(!error.description.contains("s3cret"))
+                #expect(!error.description.contains("could not be completed"), "\(name): \(error.description)")
+                print("\(TestTransport.current) \(name): \(error.description)")
+            }
         }
     }
 

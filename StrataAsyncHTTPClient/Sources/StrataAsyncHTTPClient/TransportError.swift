@@ -26,8 +26,70 @@ extension AsyncHTTPClientTransport {
         default:
             var userInfo: [String: Any] = [NSUnderlyingErrorKey: error]
             userInfo[NSURLErrorFailingURLErrorKey] = url
+            userInfo[NSLocalizedDescriptionKey] = detail(of: error)
             return URLError(code(for: error), userInfo: userInfo)
         }
+    }
+
+    /// What AsyncHTTPClient's, NIO's or NIOSSL's error says, in words (Foundation on Linux gives a
+    /// `URLError` no description of its own): why a certificate was refused, which timeout fired,
+    /// what the system said of a connection.
+    static func detail(of error: any Error) -> String? {
+        switch error {
+        case let error as HTTPClientError:
+            switch error {
+            case .deadlineExceeded: return "the request's deadline passed"
+            case .readTimeout: return "no byte arrived within the client's read timeout"
+            case .writeTimeout: return "the request could not be written within the client's write timeout"
+            case .connectTimeout: return "connecting took longer than the client's connect timeout"
+            case .tlsHandshakeTimeout: return "the TLS handshake took longer than the client allows"
+            case .getConnectionFromPoolTimeout: return "no connection of the client's pool became free in time"
+            case .remoteConnectionClosed: return "the server closed the connection"
+            case .requestStreamCancelled: return "the exchange ended before the request body was sent"
+            case .bodyLengthMismatch: return "the body's length differs from its Content-Length"
+            case .emptyHost: return "the URL has no host"
+            case .alreadyShutdown: return "the client has been shut down"
+            default: return "\(error)"
+            }
+        case let error as NIOConnectionError:
+            if error.dnsAError != nil || error.dnsAAAAError != nil {
+                return "the host \(error.host) could not be resolved"
+            }
+            let reasons = error.connectionErrors.map { "\($0.target): \(detail(of: $0.error) ?? "\($0.error)")" }
+            return "no connection to \(error.host) port \(error.port)"
+                + (reasons.isEmpty ? "" : " (" + reasons.joined(separator: "; ") + ")")
+        case let error as IOError:
+            return String(cString: strerror(error.errnoCode)).lowercased() + " (errno \(error.errnoCode))"
+        case let error as NIOSSLError:
+            if case .handshakeFailed(let reason) = error { return tlsReason(reason) }
+            return "TLS failed: \(error)"
+        case let error as BoringSSLError:
+            return tlsReason(error)
+        case let error as NIOSSLExtraError:
+            return "TLS failed: \(error)"
+        case let error as HTTPParserError:
+            return error == .invalidEOFState
+                ? "the connection closed inside the response" : "unparsable response: \(error)"
+        case is NIOHTTPDecompression.DecompressionError, is NIOHTTPDecompression.ExtraDecompressionError:
+            return "its content coding could not be decoded, or it decodes to more than 500 times its size"
+        default:
+            return nil
+        }
+    }
+
+    /// Why TLS refused the server, from BoringSSL's error queue: its reasons in words.
+    private static func tlsReason(_ error: BoringSSLError) -> String {
+        let text = "\(error)"
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "its certificate chain does not verify against the trusted roots (an authority not trusted "
+                + "here, an expired certificate or one not yet valid)"
+        }
+        // `error:1000007d:SSL routines:OPENSSL_internal:REASON at file:line`: the reasons, in words.
+        let reasons = text.components(separatedBy: "OPENSSL_internal:").dropFirst().map { part in
+            part.prefix { $0.isUppercase || $0 == "_" || $0.isNumber }.lowercased()
+                .replacingOccurrences(of: "_", with: " ")
+        }.filter { !$0.isEmpty }
+        return "TLS handshake failed" + (reasons.isEmpty ? "" : ": " + reasons.joined(separator: ", "))
     }
 
     /// The `URLError` code for an error of AsyncHTTPClient, NIO, NIOSSL or the decompressor.
