@@ -24,13 +24,20 @@ import StrataCore
 ///   `must-revalidate` allows it.
 /// - **Reuses** a stored response while it is fresh (its age, counted as RFC 9111 §4.2.3 says, is
 ///   below its lifetime), and only for a request with the same values of the headers its `Vary`
-///   names; the transport is not asked at all. `Cache-Control: no-cache` in the response, or
-///   `no-cache` / `max-age=0` in the request, means revalidating every time.
+///   names (the most recent by `Date`, if several suit); the transport is not asked at all, and the
+///   answer carries an `Age` field with its current age. `Cache-Control: no-cache` in the
+///   response, or `no-cache` in the request, means revalidating every time; a request's `max-age`
+///   and `min-fresh` are obeyed, and `only-if-cached` gets a stored response or a `504`, never
+///   the network.
 /// - **Revalidates** a stale response that has a validator: the request goes out with
 ///   `If-None-Match` / `If-Modified-Since`; a `304` refreshes the stored response's headers and
 ///   lifetime and the caller gets the stored response, as a `200` with its body.
-/// - **Invalidates** what it stored for a URL when a `POST`, `PUT`, `PATCH` or `DELETE` to it
-///   succeeds.
+/// - **Invalidates** what it stored for a URL when a request to it of any method not known to be
+///   safe (`POST`, `PUT`, `PATCH`, `DELETE`, and any other but `GET`, `HEAD`, `OPTIONS`, `TRACE`)
+///   gets a `2xx` or `3xx`.
+///
+/// The article "Caching by RFC 9111" lists each requirement of RFC 9111 the cache keeps, with the
+/// test that shows it.
 ///
 /// A request that carries its own `If-None-Match` or `If-Modified-Since` is sent as it is, and its
 /// `304` reaches the caller. A body larger than a quarter of ``memoryCapacity`` is not kept. On

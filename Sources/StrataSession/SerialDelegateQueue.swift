@@ -13,7 +13,7 @@ import StrataCore
     /// 16 KiB chunk) spent much of its time there. The blocks need nothing of that machinery, only to
     /// run one at a time, in order.
     ///
-    /// The queue is a serial queue of Strata's own (``/StrataCore/StrataQueue``), not one that
+    /// The queue is a serial queue of Strata's own (`StrataQueue`), not one that
     /// targets the global concurrent queue: every transfer's callbacks pass through it, and with
     /// the global queue's threads blocked by callers they waited seconds for libdispatch to add one.
     final class SerialDelegateQueue: OperationQueue, @unchecked Sendable {  // Restated; `queue` is immutable.

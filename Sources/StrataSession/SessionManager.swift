@@ -19,7 +19,7 @@ import StrataCore
 /// retriers and the completion run on a serial queue of the request's own; progress closures on
 /// another, in order; event monitors on the manager's event queue. None of Strata's own work —
 /// deadlines, redirects, retries, hand-overs — runs on `DispatchQueue.global()`, whose threads a
-/// caller can block: see ``/StrataCore/StrataQueue``. Adapters run
+/// caller can block. Adapters run
 /// where the attempt starts: on the caller's thread for the first, on the request's queue after that.
 /// (The services' async methods, whose completion only resumes a task, take a success where the
 /// transport reports it: resuming the task is a hop of its own.)

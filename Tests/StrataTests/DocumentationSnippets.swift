@@ -396,7 +396,8 @@ enum TestingSnippets {
 
 enum LinuxSnippets {
     static func run(networkService: any NetworkService) {
-        let serverTransfer = DefaultDataTransferService(networkService: networkService, completionQueue: .global())
+        let serverTransfer = DefaultDataTransferService(
+            networkService: networkService, completionQueue: DispatchQueue(label: "api.completions"))
         _ = serverTransfer
     }
 }
