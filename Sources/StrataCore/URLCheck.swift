@@ -71,22 +71,25 @@ public enum HTTPURLCheck {
     /// brackets, without a zone) and, if it has one, a port from 1 to 65535. User information is
     /// not judged here: the pipeline moves it into an `Authorization` header before a URL is sent.
     public static func validate(_ url: URL) throws(UnsupportedURLReason) {
-        let scheme = url.scheme?.lowercased() ?? ""
-        guard schemes.contains(scheme) else { throw .unsupportedScheme(scheme) }
-        // The port as written: `URL.port` is nil for one too large for an `Int`, and a transport
-        // would then connect to the scheme's default port instead.
-        if let port = portText(of: url), !port.isEmpty {
+        // One pass over the URL as written (it runs for every request): `URL.port` is nil for one too
+        // large for an `Int`, and a transport would then connect to the scheme's default port.
+        let parts = Parts(url.absoluteString)
+        guard schemes.contains(parts.scheme) else { throw .unsupportedScheme(parts.scheme) }
+        if let port = parts.port, !port.isEmpty {
             guard port.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
                 let number = Int(port), (1...65_535).contains(number)
-            else { throw .invalidPort(port) }
+            else { throw .invalidPort(String(port)) }
         }
-        guard var host = url.host, !host.isEmpty else { throw .missingHost }
-        // Foundation shows an IPv6 host without its brackets on Linux and with them on Apple platforms.
-        if host.hasPrefix("["), host.hasSuffix("]") {
-            host = String(host.dropFirst().dropLast())
-            guard !host.isEmpty else { throw .missingHost }
+        var host = String(parts.host ?? "")
+        if host.contains("%") {
+            // Percent-encoded: judged as it decodes, as the transports read it.
+            host = url.host ?? ""
+            if host.hasPrefix("["), host.hasSuffix("]") {
+                host = String(host.dropFirst().dropLast())
+            }
         }
-        if host.contains(":") || isBracketed(url) {
+        guard !host.isEmpty else { throw .missingHost }
+        if parts.isBracketed {
             if host.contains("%") { throw .ipv6ZoneIdentifier(host) }
             guard isIPv6Address(host) else { throw .invalidIPv6Address(host) }
             return
@@ -94,26 +97,47 @@ public enum HTTPURLCheck {
         guard host.utf8.count <= 253, host.utf8.allSatisfy(isHostNameByte) else { throw .invalidHost(host) }
     }
 
-    /// The authority of `url` as written, without its user information: `host[:port]`.
-    private static func hostAndPort(of url: URL) -> Substring? {
-        let text = url.absoluteString
-        guard let start = text.range(of: "//")?.upperBound else { return nil }
-        let authority = text[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        return authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
-    }
+    /// A URL's scheme, host and port as written.
+    private struct Parts {
+        /// The scheme, lowercased; empty without one.
+        var scheme = ""
+        /// The host without brackets, percent-encoding left as written; `nil` without an authority.
+        var host: Substring?
+        /// The port's text after the colon (empty for `host:`); `nil` without one.
+        var port: Substring?
+        /// Whether the host is an IP literal in brackets.
+        var isBracketed = false
 
-    /// The port of `url` as written (empty for `host:`), or `nil` when it names none.
-    private static func portText(of url: URL) -> String? {
-        guard var hostAndPort = hostAndPort(of: url) else { return nil }
-        if let close = hostAndPort.lastIndex(of: "]") {
-            hostAndPort = hostAndPort[hostAndPort.index(after: close)...]
+        init(_ text: String) {
+            guard let colon = text.firstIndex(of: ":") else { return }
+            scheme = text[..<colon].lowercased()
+            let rest = text[text.index(after: colon)...]
+            guard rest.hasPrefix("//") else { return }
+            let authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            var hostAndPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+            if hostAndPort.first == "[" {
+                isBracketed = true
+                guard let close = hostAndPort.firstIndex(of: "]") else {
+                    host = hostAndPort.dropFirst()
+                    return
+                }
+                host = hostAndPort[hostAndPort.index(after: hostAndPort.startIndex)..<close]
+                hostAndPort = hostAndPort[hostAndPort.index(after: close)...]
+                if hostAndPort.first == ":" { port = hostAndPort.dropFirst() }
+                return
+            }
+            if let portColon = hostAndPort.firstIndex(of: ":") {
+                host = hostAndPort[..<portColon]
+                port = hostAndPort[hostAndPort.index(after: portColon)...]
+            } else {
+                host = hostAndPort
+            }
         }
-        return hostAndPort.lastIndex(of: ":").map { String(hostAndPort[hostAndPort.index(after: $0)...]) }
     }
 
     /// Whether the authority of `url` holds a bracketed (IP-literal) host.
     package static func isBracketed(_ url: URL) -> Bool {
-        hostAndPort(of: url)?.contains("[") ?? false
+        Parts(url.absoluteString).isBracketed
     }
 
     /// An ASCII letter or digit, `-`, `.` or `_`.

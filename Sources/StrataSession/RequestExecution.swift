@@ -46,9 +46,6 @@ final class RequestExecution: Sendable {
     let call: CancellableCompletion<TransportOutcome>
     private let core: PipelineCore
     private let original: URLRequest
-    /// The origin the caller addressed: the only one that gets the request's own credentials and
-    /// those of adapters bound to no origin.
-    private let addressed: Origin?
     private let acceptableStatusCodes: Set<Int>
     private let uploadProgress: ProgressRelay?
     private let interceptor: Interceptor
@@ -74,7 +71,6 @@ final class RequestExecution: Sendable {
         self.core = core
         self.completesSuccessInline = completesSuccessInline
         self.original = request.movingUserInfo(keepingCredentials: true)
-        self.addressed = request.url.flatMap(Origin.init)
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = options.uploadProgress.map(ProgressRelay.init)
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
@@ -178,7 +174,8 @@ final class RequestExecution: Sendable {
     // MARK: - One hop: adapt, check, send
 
     private func adapt(_ hop: Hop, step: Int) {
-        let guarded = isAddressed(hop.base.url) ? nil : core.redaction
+        // Only a redirect leads elsewhere than the caller addressed.
+        let guarded = hop.redirects == 0 || isAddressed(hop.base.url) ? nil : core.redaction
         interceptor.adapt(hop.base, guardingCredentialsWith: guarded) { [self] result in
             guard consume(step) else { return }
             switch result {
@@ -253,7 +250,10 @@ final class RequestExecution: Sendable {
     /// the scheme is lowercased (it is case-insensitive, and FoundationNetworking takes only a
     /// lowercase one).
     private func normalized(_ request: URLRequest) -> URLRequest {
-        var request = request.movingUserInfo(keepingCredentials: isAddressed(request.url))
+        var request = request
+        if let url = request.url, url.user != nil || url.password != nil {
+            request = request.movingUserInfo(keepingCredentials: isAddressed(url))
+        }
         if let url = request.url, let scheme = url.scheme, scheme != "http", scheme != "https" {
             request.url = url.lowercasingScheme(scheme)
         }
@@ -403,9 +403,11 @@ final class RequestExecution: Sendable {
         "\(method ?? HTTPMethod.get.rawValue) \(url?.absoluteString ?? "")"
     }
 
-    /// Whether `url` belongs to the origin the caller addressed.
+    /// Whether `url` belongs to the origin the caller addressed: the only one that gets the
+    /// request's own credentials and those of adapters bound to no origin. (Worked out when asked:
+    /// only redirects and URLs with user information ask.)
     private func isAddressed(_ url: URL?) -> Bool {
-        addressed?.contains(url) ?? false
+        original.url.flatMap(Origin.init)?.contains(url) ?? false
     }
 
     /// Whether the field `name` must not leave the addressed origin: a credential (the manager's

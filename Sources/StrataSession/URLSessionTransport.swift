@@ -102,7 +102,7 @@ public final class URLSessionTransport: Transport {
     public func validate(_ url: URL) throws(UnsupportedURLReason) {
         try HTTPURLCheck.validate(url)
         #if canImport(FoundationNetworking)
-            if url.host?.contains(":") == true || HTTPURLCheck.isBracketed(url) {
+            if HTTPURLCheck.isBracketed(url) {
                 throw .unsupportedByTransport(
                     "FoundationNetworking on Linux cannot send to an IPv6 address; use AsyncHTTPClientTransport")
             }
