@@ -60,8 +60,9 @@ public enum UnsupportedURLReason: Error, Hashable, Sendable, CustomStringConvert
 /// `validate(_:)`, whose default is this check.
 ///
 /// ```swift
-/// try HTTPURLCheck.validate(URL(string: "http://127.0.0.1:99999/x")!)
-/// // throws UnsupportedURLReason.invalidPort("99999")
+/// if let url = URL(string: "http://127.0.0.1:99999/x") {
+///     try HTTPURLCheck.validate(url)  // throws UnsupportedURLReason.invalidPort("99999")
+/// }
 /// ```
 public enum HTTPURLCheck {
     /// The schemes an HTTP transport sends, lowercased.
