@@ -68,7 +68,7 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case redirectToPortOutOfRange = "redirect-to-port-99999"
     /// A redirect to an IPv6 address with a zone (`[fe80::1%25eth0]`).
     case redirectToZoneIdentifier = "redirect-to-zone-id"
-    /// A redirect to an empty bracketed host (`http://[]/`), on which AsyncHTTPClient traps.
+    /// A redirect to an empty bracketed host (`http://[]/`).
     case redirectToEmptyHost = "redirect-to-empty-host"
     /// A redirect to a host holding a percent-encoded NUL, which would cut it short in the resolver.
     case redirectToNULHost = "redirect-to-nul-host"

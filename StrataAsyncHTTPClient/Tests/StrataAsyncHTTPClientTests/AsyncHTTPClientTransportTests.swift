@@ -164,7 +164,8 @@ import Testing
     }
 
     /// Sent straight to the transport, not through the pipeline, a URL SwiftNIO traps on (a port
-    /// above 65535, an empty bracketed host) is refused by the transport's own check.
+    /// above 65535), or reads wrongly (a port too large for an `Int`, which AsyncHTTPClient reads as
+    /// none and sends to port 80; an empty bracketed host), is refused by the transport's own check.
     @Test(arguments: ["http://127.0.0.1:99999/x", "http://[]/x", "http://127.0.0.1:9223372036854775808/"])
     func aURLSwiftNIOTrapsOnFailsUnsentOnce(url: String) async throws {
         let transport = AsyncHTTPClientTransport()
