@@ -384,7 +384,7 @@ struct CachedExchange: Codable, Sendable {
     /// Whether the entry may answer a request with `requestDirectives` at `now` without
     /// validation (RFC 9111 §4.2): it is fresh, not `no-cache`, no older than the request's
     /// `max-age`, and fresh for the request's `min-fresh` longer (§5.2.1).
-    func isFresh(at now: Date, shared: Bool, requestDirectives: CacheControl = CacheControl(nil)) -> Bool {
+    func isFresh(at now: Date, shared: Bool, requestDirectives: CacheControl) -> Bool {
         let directives = CacheControl(header("Cache-Control"))
         if directives.has("no-cache") { return false }
         let age = currentAge(at: now)

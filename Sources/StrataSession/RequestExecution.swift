@@ -510,14 +510,6 @@ final class RequestExecution: Sendable {
     }
 }
 
-extension Origin {
-    /// Whether both URLs have an origin and it is the same one.
-    fileprivate static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
-        guard let lhs = lhs.flatMap(Origin.init) else { return false }
-        return lhs.contains(rhs)
-    }
-}
-
 /// A request's story for the event monitors: its identity, when it began, what was sent last, and
 /// the timing of each exchange with the transport.
 private final class ExecutionRecord: Sendable {
