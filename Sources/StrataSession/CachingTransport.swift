@@ -10,6 +10,9 @@ import StrataCore
 /// answers fresh requests from the ``HTTPCache``, makes stale ones conditional, turns a `304` into
 /// the stored response, and stores what may be stored. Every exchange — each redirect's too —
 /// passes through it, so redirects, retries and validation above work on what it answers.
+///
+/// A response passes through as it arrives, part by part; a copy of its body is kept on the way
+/// only when it may be stored, and stored when the body is complete.
 struct CachingTransport: Transport {
     let cache: HTTPCache
     let transport: any Transport
@@ -18,82 +21,206 @@ struct CachingTransport: Transport {
         try transport.validate(url)
     }
 
-    func send(
-        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-    )
-        -> any NetworkCancellable
-    {
-        // A download goes to its file, not to the cache.
-        guard attempt.downloadDestination == nil else { return transport.send(attempt, completion: completion) }
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         let request = attempt.request
         let lookup = cache.lookup(request)
         switch lookup {
         case .fresh(let entry, let age):
-            return answer(
-                TransportOutcome(
-                    response: entry.response(for: request.url, age: age), body: entry.body, isFromCache: true),
-                completion)
+            let head = entry.response(for: request.url, age: age).map { ResponseHead($0, isFromCache: true) }
+            return ResponsePlayback.start(head: head, steps: [.part(entry.body)], to: receiver)
         case .unsatisfiable:
-            let response = HTTPURLResponse(
+            let head = ResponseHead(
                 url: request.url ?? URL(fileURLWithPath: "/"), statusCode: 504, httpVersion: "HTTP/1.1",
-                headerFields: ["Content-Length": "0"])
-            return answer(TransportOutcome(response: response, isFromCache: true), completion)
+                headers: ["Content-Length": "0"], isFromCache: true)
+            return ResponsePlayback.start(head: head, steps: [], to: receiver)
         case .revalidate(let conditional, let entry):
             var sent = attempt
             sent.request = conditional
-            // A `304` that cannot refresh the stored response (§4.3.4) is not the caller's: the
-            // request goes again, unconditional, and that answer is.
-            let call = CancellableCompletion(cancelledWith: .cancelled, completion)
-            call.attach(
-                exchange(sent, revalidating: entry) { [self] outcome in
-                    guard let outcome else {
-                        return call.attach(exchange(attempt, revalidating: nil) { call.complete($0 ?? .cancelled) })
-                    }
-                    call.complete(outcome)
-                })
-            return call
+            return CachedExchange.Pass(
+                cache: cache, transport: transport, attempt: attempt, receiver: receiver, stores: true
+            ).start(sent, revalidating: entry)
         case .miss, .bypass:
-            return exchange(attempt, revalidating: nil, stores: lookup.stores) { completion($0 ?? .cancelled) }
+            return CachedExchange.Pass(
+                cache: cache, transport: transport, attempt: attempt, receiver: receiver, stores: lookup.stores
+            ).start(attempt, revalidating: nil)
         }
     }
+}
 
-    /// Completes with `outcome` on a queue of its own, cancellably.
-    private func answer(
-        _ outcome: TransportOutcome, _ completion: @escaping @Sendable (TransportOutcome) -> Void
-    ) -> any NetworkCancellable {
-        let call = CancellableCompletion(cancelledWith: .cancelled, completion)
-        StrataQueue.async { call.complete(outcome) }
-        return call
-    }
+extension CachedExchange {
+    /// One request's exchanges through the cache: each response passes to the pipeline's receiver,
+    /// a copy of a storable body kept on the way; a `304` that refreshes the stored response is
+    /// answered with it, and one that cannot (§4.3.4) sends the request again, unconditional.
+    final class Pass: ResponseExchange, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+        private let cache: HTTPCache
+        private let transport: any Transport
+        private let attempt: TransportAttempt
+        private let receiver: any ResponseReceiver
+        private let stores: Bool
+        private let lock = NSLock()
+        /// What the pipeline's demands and cancellation go to: the exchange with the transport, or a
+        /// playback of the stored response.
+        private var current: (any ResponseExchange)?
+        private var pendingDemand = false
+        private var cancelled = false
+        /// Advances with each exchange, so that a superseded one's calls are ignored.
+        private var leg = 0
+        private var revalidating: CachedExchange?
+        private var requestTime = Date()
+        private var head: ResponseHead?
+        /// The body kept for storing, while it may be stored.
+        private var kept: Data?
 
-    /// Sends `attempt` and stores what may be stored of its answer; a `304` to a revalidation of
-    /// `stored` becomes the refreshed stored response, or `nil` when it cannot refresh it.
-    private func exchange(
-        _ attempt: TransportAttempt, revalidating stored: CachedExchange?, stores: Bool = true,
-        _ completion: @escaping @Sendable (TransportOutcome?) -> Void
-    ) -> any NetworkCancellable {
-        let requestTime = cache.now()
-        return transport.send(attempt) { [cache] outcome in
-            guard outcome.error == nil, let response = outcome.response as? HTTPURLResponse else {
-                return completion(outcome)
+        init(
+            cache: HTTPCache, transport: any Transport, attempt: TransportAttempt, receiver: any ResponseReceiver,
+            stores: Bool
+        ) {
+            self.cache = cache
+            self.transport = transport
+            self.attempt = attempt
+            self.receiver = receiver
+            self.stores = stores
+        }
+
+        /// Sends `sent`, a conditional request when it revalidates `stored`.
+        func start(_ sent: TransportAttempt, revalidating stored: CachedExchange?) -> Self {
+            lock.lock()
+            leg += 1
+            let leg = self.leg
+            revalidating = stored
+            current = nil
+            requestTime = cache.now()
+            (head, kept) = (nil, nil)
+            lock.unlock()
+            let exchange = transport.send(sent, to: Leg(self, leg))
+            use(exchange, leg: leg)
+            return self
+        }
+
+        private func use(_ exchange: any ResponseExchange, leg: Int) {
+            lock.lock()
+            guard self.leg == leg, !cancelled else {
+                lock.unlock()
+                return exchange.cancel()
             }
-            let responseTime = cache.now()
-            if response.statusCode == 304, let stored {
+            current = exchange
+            let demands = pendingDemand
+            pendingDemand = false
+            lock.unlock()
+            if demands { exchange.demand() }
+        }
+
+        func demand() {
+            lock.lock()
+            guard let current else {
+                pendingDemand = true
+                return lock.unlock()
+            }
+            lock.unlock()
+            current.demand()
+        }
+
+        var isCancelled: Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            return cancelled
+        }
+
+        func cancel() {
+            lock.lock()
+            cancelled = true
+            let current = self.current
+            lock.unlock()
+            current?.cancel()
+        }
+
+        fileprivate func received(_ head: ResponseHead, leg: Int) {
+            let response = head.httpURLResponse
+            lock.lock()
+            guard self.leg == leg else { return lock.unlock() }
+            let (stored, requestTime, exchange) = (revalidating, self.requestTime, current)
+            self.head = head
+            if head.statusCode == 304, stored != nil {
+                // Whatever else comes of this exchange is not the pipeline's; its demands wait for
+                // what answers instead.
+                self.leg += 1
+                current = nil
+            }
+            lock.unlock()
+            if head.statusCode == 304, let stored, let response {
+                // A 304 has no body: its exchange is asked for its end, which nobody hears.
+                exchange?.demand()
                 guard
                     let refreshed = cache.refresh(
-                        stored, with: response, requestTime: requestTime, responseTime: responseTime)
-                else { return completion(nil) }
-                return completion(
-                    TransportOutcome(response: refreshed.response(for: attempt.request.url), body: refreshed.body))
+                        stored, with: response, requestTime: requestTime, responseTime: cache.now())
+                else {
+                    _ = start(attempt, revalidating: nil)
+                    return
+                }
+                let playback = ResponsePlayback.start(
+                    head: refreshed.response(for: attempt.request.url).map { ResponseHead($0) },
+                    steps: [.part(refreshed.body)], to: receiver)
+                return use(playback, leg: leg + 1)
             }
-            // §3.3: a body cut short is never kept.
-            if stores, !outcome.isShorterThanAnnounced(for: attempt.request) {
-                cache.store(
-                    response, body: outcome.body, for: attempt.request, requestTime: requestTime,
-                    responseTime: responseTime)
+            if stores, let response {
+                if attempt.request.httpMethod ?? "GET" != "GET" {
+                    // §4.4: an answer to an unsafe method invalidates; the cache decides, from the head.
+                    cache.store(
+                        response, body: Data(), for: attempt.request, requestTime: requestTime,
+                        responseTime: cache.now())
+                } else if cache.keepsBody(of: response, for: attempt.request) {
+                    lock.lock()
+                    kept = Data()
+                    lock.unlock()
+                }
             }
-            completion(outcome)
+            receiver.receive(head)
         }
+
+        fileprivate func received(_ part: Data, leg: Int) {
+            lock.lock()
+            guard self.leg == leg else { return lock.unlock() }
+            if kept != nil {
+                if let count = kept?.count, count + part.count <= cache.maximumBodyLength {
+                    kept?.append(part)
+                } else {
+                    kept = nil
+                }
+            }
+            lock.unlock()
+            receiver.receive(part)
+        }
+
+        fileprivate func finish(_ error: (any Error)?, leg: Int) {
+            lock.lock()
+            guard self.leg == leg else { return lock.unlock() }
+            let (head, kept, requestTime) = (self.head, self.kept, self.requestTime)
+            self.kept = nil
+            lock.unlock()
+            // §3.3: a body cut short is never kept.
+            if error == nil, let head, let kept, let response = head.httpURLResponse,
+                !head.isShorterThanAnnounced(Int64(kept.count), for: attempt.request)
+            {
+                cache.store(
+                    response, body: kept, for: attempt.request, requestTime: requestTime, responseTime: cache.now())
+            }
+            receiver.finish(error)
+        }
+    }
+
+    /// Hands one exchange's calls to its ``Pass``, marked with the exchange they belong to.
+    private final class Leg: ResponseReceiver {
+        private let pass: Pass
+        private let leg: Int
+
+        init(_ pass: Pass, _ leg: Int) {
+            self.pass = pass
+            self.leg = leg
+        }
+
+        func receive(_ head: ResponseHead) { pass.received(head, leg: leg) }
+        func receive(_ part: Data) { pass.received(part, leg: leg) }
+        func finish(_ error: (any Error)?) { pass.finish(error, leg: leg) }
     }
 }
 

@@ -158,11 +158,21 @@ public final class HTTPCache: Sendable {
             invalidate(key)
             return
         }
-        guard method == "GET", body.count <= memoryCapacity / 4, isStorable(response, for: request) else { return }
+        guard method == "GET", body.count <= maximumBodyLength, isStorable(response, for: request) else { return }
         let entry = CachedExchange(
             response: response, body: body, request: request, requestTime: requestTime, responseTime: responseTime)
         keep(entry, under: key)
     }
+
+    /// Whether a body received for `response` to `request` would be stored, so is worth keeping
+    /// while it passes: the response may be stored, and the body is no more than
+    /// ``maximumBodyLength``.
+    func keepsBody(of response: HTTPURLResponse, for request: URLRequest) -> Bool {
+        request.httpMethod ?? "GET" == "GET" && isStorable(response, for: request)
+    }
+
+    /// The longest body stored: a quarter of the memory capacity.
+    var maximumBodyLength: Int { memoryCapacity / 4 }
 
     /// The stored response refreshed by the `304` `notModified`, as it is now kept and answered;
     /// `nil` when the `304` names a strong validator the stored response does not have (§4.3.4:

@@ -208,11 +208,7 @@ final class RequestExecution: Sendable {
             startDeadline(after: adapted.timeoutInterval, attempt: attempt)
         }
         let sentAt = record?.sent(adapted, attempt: attempt)
-        let sent = core.transport.send(
-            TransportAttempt(
-                request: adapted, uploadProgress: uploadProgress?.exchange(),
-                downloadDestination: download?.destination, downloadProgress: download?.progress?.exchange())
-        ) { [self] outcome in
+        let arrived: @Sendable (TransportOutcome) -> Void = { [self] outcome in
             // Judged once, here: whether it failed decides both the queue and, later, the retriers.
             let failure = self.failure(of: adapted, outcome)
             let handle: @Sendable () -> Void = { [self] in
@@ -220,7 +216,7 @@ final class RequestExecution: Sendable {
                 if let sentAt {
                     record?.received(outcome, for: adapted, attempt: attempt, sentAt: sentAt)
                 }
-                arrived(outcome, failure: failure, for: adapted, hop: hop)
+                self.arrived(outcome, failure: failure, for: adapted, hop: hop)
             }
             // What follows is the caller's code — redirect decisions, adapters, retriers, the
             // completion and whatever the layers above do in it — and runs off the transport's
@@ -234,6 +230,14 @@ final class RequestExecution: Sendable {
                 StrataQueue.async(handle)
             }
         }
+        let exchange = ExchangeSlot()
+        let router = BodyRouter(
+            choose: { [self] head in consumer(for: head, of: adapted, from: exchange, completion: arrived) },
+            headless: arrived)
+        let uploadProgress = self.uploadProgress?.exchange()
+        exchange.set(
+            core.transport.send(TransportAttempt(request: adapted, uploadProgress: uploadProgress), to: router))
+        let sent: any NetworkCancellable = exchange
         let isCurrent = state.withLock { state -> Bool in
             guard state.step == step, !state.attemptEnded else { return false }
             state.sent = sent
@@ -244,6 +248,27 @@ final class RequestExecution: Sendable {
             sent.cancel()
         }
     }
+
+    /// Where the body of the response `head` to `request` goes, decided as its head arrives: a
+    /// download's file when the status is acceptable and no redirect will be followed; otherwise
+    /// memory — for a download, only the first ``errorBodyLimit`` bytes of it.
+    private func consumer(
+        for head: ResponseHead, of request: URLRequest, from exchange: any ResponseExchange,
+        completion: @escaping @Sendable (TransportOutcome) -> Void
+    ) -> any ResponseReceiver {
+        guard let download else { return BodyCollector(from: exchange, completion) }
+        let follows =
+            isRedirectStatus(head.statusCode) && head.headers["Location"] != nil && redirectPolicy.decide != nil
+        guard acceptableStatusCodes.contains(head.statusCode), !follows else {
+            return BodyCollector(limit: Self.errorBodyLimit, truncates: true, from: exchange, completion)
+        }
+        return FileWriter(
+            to: download.destination, for: request, from: exchange, progress: download.progress?.exchange(), completion)
+    }
+
+    /// The most of a download's body kept in memory when it is not written to its file (an error
+    /// page, a redirect's body).
+    static let errorBodyLimit = 1_048_576
 
     /// `request` as a transport gets it: user information in the URL (an adapter may have put
     /// some there) goes on the wire only as a credential field, and only to the addressed origin;
@@ -306,6 +331,11 @@ final class RequestExecution: Sendable {
     /// Whether `outcome` is a response of a redirect status, which the policy may follow.
     private func isRedirect(_ outcome: TransportOutcome) -> Bool {
         guard outcome.error == nil, let status = outcome.statusCode else { return false }
+        return isRedirectStatus(status)
+    }
+
+    /// Whether `status` is a redirect status.
+    private func isRedirectStatus(_ status: Int) -> Bool {
         switch status {
         case 301, 302, 303, 307, 308: return true
         default: return false
@@ -486,14 +516,14 @@ final class RequestExecution: Sendable {
     /// The reason the outcome counts as a failure, or `nil` for success.
     ///
     /// A body shorter than its `Content-Length` is a failure (the connection ended early: see
-    /// ``TransportOutcome/isShorterThanAnnounced(for:)``), except for a download, written to a file.
+    /// ``TransportOutcome/isShorterThanAnnounced(for:)``; a file's writer checks its own).
     private func failure(of request: URLRequest, _ outcome: TransportOutcome) -> (any Error)? {
         if let error = outcome.error { return error }
         guard let status = outcome.statusCode else { return SessionError.invalidResponse }
         guard acceptableStatusCodes.contains(status) else {
             return SessionError.unacceptableStatusCode(status)
         }
-        if download == nil, outcome.isShorterThanAnnounced(for: request) {
+        if outcome.fileURL == nil, outcome.isShorterThanAnnounced(for: request) {
             return SessionError.incompleteBody(
                 expected: Int(clamping: outcome.expectedContentLength), received: outcome.body.count)
         }

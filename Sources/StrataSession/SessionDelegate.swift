@@ -8,9 +8,15 @@ import StrataCore
     import Security
 #endif
 
-/// The delegate of a ``URLSessionTransport``'s session: collects each task's body and reports the
-/// outcome once per task. It follows no redirect: each task ends with the 3xx response, and the
-/// ``SessionManager`` decides on the next request (see ``/StrataCore/RedirectPolicy``).
+/// The delegate of a ``URLSessionTransport``'s session: relays each task's response head and body
+/// parts as they arrive, and its end once. It follows no redirect: each task ends with the 3xx
+/// response, and the ``SessionManager`` decides on the next request (see
+/// ``/StrataCore/RedirectPolicy``).
+///
+/// **Back-pressure.** `URLSession` pushes body parts; they are queued in the task's
+/// ``ResponseRelay`` until the consumer asks for them. When more than ``highWater`` bytes are
+/// queued the task is suspended, and it is resumed once the consumer has taken all but
+/// ``lowWater`` of them.
 ///
 /// A `401` must reach the caller as an ordinary response with its body. On Apple platforms the
 /// challenge gets default handling, which delivers the `401` when no credential is stored. On Linux,
@@ -18,24 +24,29 @@ import StrataCore
 /// declining ends the task with `URLError.cancelled` although the response and body arrived, and the
 /// delegate turns that back into the `401` response. A task that does not finish within
 /// ``challengeTimeout`` after a declined challenge is ended the same way.
-final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
-    /// Called once when a task ends, with its body, response and error.
-    typealias Handler = @Sendable (Data, URLResponse?, (any Error)?) -> Void
+final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     /// Called with the bytes done so far and the bytes expected (`-1` when unknown).
     typealias ProgressHandler = @Sendable (Int64, Int64) -> Void
 
     private struct Record: Sendable {
-        var data = Data()
-        var challengedResponse: URLResponse?
-        let handler: Handler
+        let relay: ResponseRelay
         let uploadProgress: ProgressHandler?
-        let download: (destination: URL, progress: ProgressHandler?)?
-        var downloadError: (any Error)?
+        /// Whether the head went to the relay; body parts wait for it in `early`.
+        var headPushed = false
+        var early = Data()
+        var challengedResponse: URLResponse?
         /// Why the server's certificate chain was refused, if it was.
         var trustError: ServerTrustError?
         /// Set on the delegate queue when the task was cancelled, so later callbacks leave it alone.
         var isCancelled = false
+        /// Whether the task is suspended because its consumer is behind.
+        var isSuspended = false
     }
+
+    /// Queued bytes above which a task is suspended.
+    static let highWater = 4 * 1_048_576
+    /// Queued bytes at or below which a suspended task is resumed.
+    static let lowWater = 1_048_576
 
     private let records = Locked<[Int: Record]>([:])
     let challengeTimeout: TimeInterval
@@ -46,15 +57,28 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         self.serverTrust = serverTrust
     }
 
-    /// Registers the handler for `task`, before it is resumed, and its progress handlers.
-    func register(
-        _ task: URLSessionTask,
-        uploadProgress: ProgressHandler?,
-        download: (destination: URL, progress: ProgressHandler?)? = nil,
-        handler: @escaping Handler
-    ) {
-        let record = Record(handler: handler, uploadProgress: uploadProgress, download: download)
+    /// Registers `task`, before it is resumed, with the relay its response goes to and its upload
+    /// progress handler.
+    func register(_ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?) {
+        let record = Record(relay: relay, uploadProgress: uploadProgress)
         records.withLock { $0[task.taskIdentifier] = record }
+    }
+
+    /// Resumes `task` if it was suspended for back-pressure and its consumer has caught up.
+    func consumerTook(_ task: URLSessionTask, stillBuffered: Int, in session: URLSession) {
+        guard stillBuffered <= Self.lowWater,
+            records.withLock({ $0[task.taskIdentifier]?.isSuspended ?? false })
+        else { return }
+        session.delegateQueue.addOperation { [self] in
+            let resumes = records.withLock { records -> Bool in
+                guard let record = records[task.taskIdentifier], record.isSuspended, !record.isCancelled,
+                    record.relay.bufferedBytes <= Self.lowWater
+                else { return false }
+                records[task.taskIdentifier]?.isSuspended = false
+                return true
+            }
+            if resumes { task.resume() }
+        }
     }
 
     /// Cancels `task`, unless its completion was already delivered.
@@ -82,19 +106,54 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
 
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
         guard let record = records.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let relay = record.relay
         if let trustError = record.trustError {
-            record.handler(record.data, task.response, trustError)
-        } else if let downloadError = record.downloadError, error == nil {
-            record.handler(record.data, task.response, downloadError)
-        } else if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
-            record.handler(record.data, challenged, nil)
-        } else {
-            record.handler(record.data, task.response, error)
+            return relay.end(trustError)
         }
+        var error = error
+        var response = task.response
+        if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
+            (response, error) = (challenged, nil)
+        }
+        if !record.headPushed, let response = response as? HTTPURLResponse {
+            relay.push(ResponseHead(response))
+        }
+        relay.push(record.early)
+        relay.end(error.map(URLSessionTransport.classified))
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        if let response = response as? HTTPURLResponse,
+            let relay = records.withLock({ records -> ResponseRelay? in
+                guard let record = records[dataTask.taskIdentifier], !record.headPushed else { return nil }
+                records[dataTask.taskIdentifier]?.headPushed = true
+                return record.relay
+            })
+        {
+            relay.push(ResponseHead(response))
+        }
+        completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        records.withLock { $0[dataTask.taskIdentifier]?.data.append(data) }
+        let pushed = records.withLock { records -> (relay: ResponseRelay, suspends: Bool)? in
+            guard let record = records[dataTask.taskIdentifier] else { return nil }
+            guard record.headPushed else {
+                records[dataTask.taskIdentifier]?.early.append(data)
+                return nil
+            }
+            let suspends =
+                !record.isSuspended && !record.isCancelled
+                && record.relay.bufferedBytes + data.count > Self.highWater
+            if suspends { records[dataTask.taskIdentifier]?.isSuspended = true }
+            return (record.relay, suspends)
+        }
+        guard let (relay, suspends) = pushed else { return }
+        relay.push(data)
+        if suspends { dataTask.suspend() }
     }
 
     func urlSession(
@@ -123,44 +182,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     ) {
         guard records.withLock({ $0[task.taskIdentifier].map { !$0.isCancelled } ?? false }) else { return }
         completionHandler(nil)
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        downloadTask: URLSessionDownloadTask,
-        didWriteData bytesWritten: Int64,
-        totalBytesWritten: Int64,
-        totalBytesExpectedToWrite: Int64
-    ) {
-        guard let report = records.withLock({ $0[downloadTask.taskIdentifier]?.download?.progress }) else { return }
-        report(totalBytesWritten, totalBytesExpectedToWrite)
-    }
-
-    /// Moves the downloaded file to its destination now (the system deletes it after this returns).
-    /// For an unacceptable status the file is the error body: up to 1 MiB of it becomes the reported
-    /// body, and nothing is written to the destination.
-    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
-        guard let destination = records.withLock({ $0[downloadTask.taskIdentifier]?.download?.destination }) else {
-            return
-        }
-        let status = (downloadTask.response as? HTTPURLResponse)?.statusCode ?? 0
-        do {
-            if !(200..<300).contains(status) {
-                let handle = try FileHandle(forReadingFrom: location)
-                let body = try handle.read(upToCount: 1_048_576) ?? Data()
-                try? handle.close()
-                records.withLock { $0[downloadTask.taskIdentifier]?.data = body }
-                return
-            }
-            let manager = FileManager.default
-            try manager.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if manager.fileExists(atPath: destination.path) {
-                try manager.removeItem(at: destination)
-            }
-            try manager.moveItem(at: location, to: destination)
-        } catch {
-            records.withLock { $0[downloadTask.taskIdentifier]?.downloadError = error }
-        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

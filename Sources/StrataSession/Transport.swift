@@ -5,42 +5,44 @@ import StrataCore
     import FoundationNetworking
 #endif
 
-/// Sends one attempt of a request and reports what came back: the seam below the pipeline.
+/// Sends one attempt of a request and reports its response as it arrives: the seam below the
+/// pipeline.
 ///
-/// A transport knows nothing of adapters, retries, redirects, credentials, validation or deadlines:
-/// a ``SessionManager`` does all of that above it, the same for every transport. It sends the
-/// request exactly as given, follows no redirect (a 3xx is an outcome like any other), and calls
-/// `completion` exactly once — also after ``/StrataCore/NetworkCancellable/cancel()``, with a
-/// `URLError(.cancelled)`.
+/// A transport knows nothing of adapters, retries, redirects, credentials, validation, deadlines or
+/// where a body goes: a ``SessionManager`` does all of that above it, the same for every transport.
+/// It sends the request exactly as given, follows no redirect (a 3xx is a response like any other),
+/// and reports to its ``ResponseReceiver``:
 ///
-/// ``URLSessionTransport`` sends over `URLSession`. To send some other way, implement this one
-/// method; a transport that answers from memory makes a test double:
+/// 1. the response head, as soon as it arrives, unasked;
+/// 2. then, for each ``ResponseExchange/demand()``, exactly one thing: the next body part, or the
+///    end — ``ResponseReceiver/finish(_:)`` with `nil` when the body is complete, or with the
+///    error that ended the exchange.
+///
+/// It reads from the network only as fast as parts are asked for (back-pressure), so a slow
+/// consumer holds a bounded amount of the body. An exchange that fails before a head arrives
+/// finishes unasked; after ``/StrataCore/NetworkCancellable/cancel()`` it finishes unasked with
+/// `URLError(.cancelled)`, unless it had finished. `finish` comes exactly once, and calls to the
+/// receiver never overlap.
+///
+/// Whether the body goes into memory, into a file or to the caller as it comes is the pipeline's
+/// choice, made once for every transport. ``URLSessionTransport`` sends over `URLSession`. To send
+/// some other way, implement this one method; a transport that answers from memory — a test
+/// double — plays its answer with ``ResponsePlayback``:
 ///
 /// ```swift
 /// struct Canned: Transport {
-///     func send(_ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void)
-///         -> any NetworkCancellable
-///     {
+///     func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
 ///         let url = attempt.request.url ?? URL(fileURLWithPath: "/")
-///         let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])
-///         completion(TransportOutcome(response: response, body: Data("{}".utf8)))
-///         return CancellationToken()
+///         let head = ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:])
+///         return ResponsePlayback.start(head: head, steps: [.part(Data("{}".utf8))], to: receiver)
 ///     }
 /// }
 /// let manager = SessionManager(transport: Canned(), retriers: [RetryPolicy()])
 /// ```
-///
-/// A transport that gets no `HTTPURLResponse` from below reports the response as a
-/// ``ResponseHead`` (``TransportOutcome/init(head:body:error:)``), which costs far less to make on
-/// Linux; an `HTTPURLResponse` is then made only for code that reads one.
 public protocol Transport: Sendable {
-    /// Sends `attempt` and calls `completion` exactly once with its outcome.
-    /// - Returns: A handle that stops the attempt; the completion then reports `URLError(.cancelled)`
-    ///   unless the outcome had already been reported.
-    func send(
-        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-    )
-        -> any NetworkCancellable
+    /// Sends `attempt` and reports its response to `receiver` as described above.
+    /// - Returns: The exchange: ask it for each body part, or cancel it.
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange
 
     /// Throws unless the transport can send to `url`. The pipeline asks before every request it
     /// hands over — the caller's, one built on a configuration's base URL, and each redirect's
@@ -56,10 +58,41 @@ extension Transport {
     public func validate(_ url: URL) throws(UnsupportedURLReason) {
         try HTTPURLCheck.validate(url)
     }
+
+    /// Sends `attempt` and calls `completion` exactly once with the whole response, its body in
+    /// memory (at most `maximumBodyLength` bytes of it: a longer body fails the outcome with
+    /// `URLError(.dataLengthExceedsMaximum)`, its head kept).
+    @discardableResult
+    public func send(
+        _ attempt: TransportAttempt, maximumBodyLength: Int = Int(UInt32.max),
+        completion: @escaping @Sendable (TransportOutcome) -> Void
+    ) -> any NetworkCancellable {
+        let slot = ExchangeSlot()
+        slot.set(send(attempt, to: BodyCollector(limit: maximumBodyLength, from: slot, completion)))
+        return slot
+    }
+}
+
+/// What a ``Transport`` reports one exchange to. Its methods are called one at a time, from the
+/// transport's threads; they should return quickly, and ask for more with
+/// ``ResponseExchange/demand()`` when ready (from any thread, also from within these methods).
+public protocol ResponseReceiver: AnyObject, Sendable {
+    /// The response head arrived; at most once, before anything else.
+    func receive(_ head: ResponseHead)
+    /// The next body part, in answer to a demand; never empty.
+    func receive(_ part: Data)
+    /// The exchange is over: `nil` when the whole body was received, else why it ended. Exactly once.
+    func finish(_ error: (any Error)?)
+}
+
+/// One exchange under way with a ``Transport``: ask for the body part by part, or cancel.
+public protocol ResponseExchange: NetworkCancellable {
+    /// Asks for the next body part, or the end; the transport answers once, when it has it.
+    func demand()
 }
 
 /// One attempt for a ``Transport`` to send: the request as it goes on the wire, and where its
-/// progress and body go.
+/// upload progress goes.
 public struct TransportAttempt: Sendable {
     /// The request, adapted and checked. A body on disk is a ``/StrataCore/FileBodyStream`` in
     /// `httpBodyStream`, for the transport to upload from its file.
@@ -67,58 +100,44 @@ public struct TransportAttempt: Sendable {
     /// Called as the body is sent, with the bytes sent so far and the bytes to send (`-1` when
     /// unknown). Calls come in order; the pipeline turns them into the caller's `Progress`.
     public var uploadProgress: (@Sendable (_ sent: Int64, _ expected: Int64) -> Void)?
-    /// Where to write the response body instead of reporting it in memory; an existing file there
-    /// is replaced. Only a `2xx` body is written there: another status's body (up to 1 MiB of it)
-    /// is reported in ``TransportOutcome/body``.
-    public var downloadDestination: URL?
-    /// Called as a download's body is written, with the bytes written so far and the bytes expected
-    /// (`-1` when unknown). Calls come in order.
-    public var downloadProgress: (@Sendable (_ written: Int64, _ expected: Int64) -> Void)?
 
     /// Describes an attempt.
     public init(
         request: URLRequest,
-        uploadProgress: (@Sendable (_ sent: Int64, _ expected: Int64) -> Void)? = nil,
-        downloadDestination: URL? = nil,
-        downloadProgress: (@Sendable (_ written: Int64, _ expected: Int64) -> Void)? = nil
+        uploadProgress: (@Sendable (_ sent: Int64, _ expected: Int64) -> Void)? = nil
     ) {
         self.request = request
         self.uploadProgress = uploadProgress
-        self.downloadDestination = downloadDestination
-        self.downloadProgress = downloadProgress
     }
 }
 
-/// What one attempt came back with: the response head and body, or the error that ended it.
+/// What one attempt came back with, its body whole: the response head and body, or the error
+/// that ended it.
 ///
 /// An error may come with a response and part of a body (a connection lost mid-body).
 public struct TransportOutcome: Sendable {
-    /// The response, if one arrived. For an outcome made with a ``ResponseHead``, the head's
-    /// ``ResponseHead/httpURLResponse``, made when first read.
+    /// The response, if one arrived: the head's ``ResponseHead/httpURLResponse``, made when first read.
     public var response: URLResponse? {
-        get { head?.httpURLResponse ?? madeResponse }
-        set {
-            madeResponse = newValue
-            head = nil
-        }
+        get { head?.httpURLResponse }
+        set { head = (newValue as? HTTPURLResponse).map { ResponseHead($0) } }
     }
-    /// The response head as the transport received it, for a transport that reports one instead
-    /// of a `URLResponse` (see ``init(head:body:error:)``); `nil` otherwise.
-    public private(set) var head: ResponseHead?
-    /// The body received in memory; empty for a download written to its destination.
+    /// The response head, if one arrived.
+    public var head: ResponseHead?
+    /// The body received in memory; empty for a body written to ``fileURL``.
     public var body: Data
+    /// Where the body was written, when the pipeline wrote it to a file (a download to its
+    /// destination); `nil` when it is in ``body``.
+    public var fileURL: URL?
     /// Why the attempt failed, or `nil` if it completed.
     public var error: (any Error)?
     /// Whether the pipeline's ``HTTPCache`` answered, and nothing reached the wire.
     public var isFromCache: Bool
 
-    private var madeResponse: URLResponse?
-
-    /// Describes an outcome.
+    /// Describes an outcome whose response is Foundation's.
     public init(
         response: URLResponse? = nil, body: Data = Data(), error: (any Error)? = nil, isFromCache: Bool = false
     ) {
-        self.madeResponse = response
+        self.head = (response as? HTTPURLResponse).map { ResponseHead($0) }
         self.body = body
         self.error = error
         self.isFromCache = isFromCache
@@ -126,41 +145,40 @@ public struct TransportOutcome: Sendable {
 
     /// Describes an outcome whose response is `head`: the pipeline reads its status and fields
     /// without making an `HTTPURLResponse`, which only ``response`` makes.
-    public init(head: ResponseHead?, body: Data = Data(), error: (any Error)? = nil) {
+    public init(head: ResponseHead?, body: Data = Data(), fileURL: URL? = nil, error: (any Error)? = nil) {
         self.head = head
         self.body = body
+        self.fileURL = fileURL
         self.error = error
-        self.isFromCache = false
+        self.isFromCache = error == nil && (head?.isFromCache ?? false)
     }
 
+    /// The head, for code that plays the outcome again (``ResponsePlayback/start(_:to:)``).
+    var responseHead: ResponseHead? { head }
+
     /// Whether a response arrived, without making one from the head.
-    var hasResponse: Bool { head != nil || madeResponse != nil }
+    var hasResponse: Bool { head != nil }
 
     /// The body as a `URLSession` completion handler reports it: `nil` when nothing arrived.
     package var data: Data? { !hasResponse && body.isEmpty ? nil : body }
 
     /// The response's status code, if an HTTP response arrived.
-    var statusCode: Int? { head?.statusCode ?? (madeResponse as? HTTPURLResponse)?.statusCode }
+    var statusCode: Int? { head?.statusCode }
 
     /// The first value of the response's header field `name`, compared without case.
     func headerValue(_ name: String) -> String? {
-        if let head { return head.headers[name] }
-        return (madeResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: name)
+        head?.headers[name]
     }
 
     /// The response's `Content-Length`, or `-1` when it names none.
     var expectedContentLength: Int64 {
-        head?.expectedContentLength ?? madeResponse?.expectedContentLength ?? -1
+        head?.expectedContentLength ?? -1
     }
 
     /// Whether the body in memory is shorter than the response's `Content-Length`: the connection
-    /// ended early. Not where the length is not the body's: a compressed body (the transport
-    /// delivers it decoded), and responses that have no body whatever their headers say — to
-    /// `HEAD`, and `1xx`, `204` and `304` (RFC 9110, 6.4.1).
+    /// ended early (see ``ResponseHead/isShorterThanAnnounced(_:for:)``).
     func isShorterThanAnnounced(for request: URLRequest) -> Bool {
-        guard let status = statusCode, status >= 200, status != 204, status != 304 else { return false }
-        return expectedContentLength > Int64(body.count) && request.httpMethod != HTTPMethod.head.rawValue
-            && headerValue("Content-Encoding") == nil
+        head?.isShorterThanAnnounced(Int64(body.count), for: request) ?? false
     }
 
     /// The same response and body, failed with `error`: no longer an answer from the cache.
@@ -200,15 +218,42 @@ public final class ResponseHead: Sendable {
     /// `URLResponse.expectedContentLength` reads it. Read once, here: the pipeline checks every
     /// body against it.
     public let expectedContentLength: Int64
+    /// Whether the pipeline's ``HTTPCache`` answered with this head, and nothing reached the wire.
+    public let isFromCache: Bool
     private let made = Locked<HTTPURLResponse??>(nil)
 
     /// Describes a response head.
-    public init(url: URL, statusCode: Int, httpVersion: String, headers: HTTPHeaders) {
+    public init(url: URL, statusCode: Int, httpVersion: String, headers: HTTPHeaders, isFromCache: Bool = false) {
         self.url = url
+        self.isFromCache = isFromCache
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.headers = headers
         expectedContentLength = headers["Content-Length"].flatMap { Int64($0) } ?? -1
+    }
+
+    /// The head of Foundation's `response`, which ``httpURLResponse`` then is.
+    public convenience init(_ response: HTTPURLResponse, isFromCache: Bool = false) {
+        var fields: [HTTPHeader] = []
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String {
+                fields.append(HTTPHeader(name: name, value: value))
+            }
+        }
+        self.init(
+            url: response.url ?? URL(fileURLWithPath: "/"), statusCode: response.statusCode,
+            httpVersion: "HTTP/1.1", headers: HTTPHeaders(sortingByName: fields), isFromCache: isFromCache)
+        made.withLock { $0 = .some(response) }
+    }
+
+    /// Whether a body of `received` bytes is shorter than the `Content-Length` announced: the
+    /// connection ended early. Not where the length is not the body's: a compressed body (the
+    /// transport delivers it decoded), and responses that have no body whatever their headers
+    /// say — to `HEAD`, and `1xx`, `204` and `304` (RFC 9110, 6.4.1).
+    func isShorterThanAnnounced(_ received: Int64, for request: URLRequest) -> Bool {
+        guard statusCode >= 200, statusCode != 204, statusCode != 304 else { return false }
+        return expectedContentLength > received && request.httpMethod != HTTPMethod.head.rawValue
+            && headers["Content-Encoding"] == nil
     }
 
     /// Whether ``httpURLResponse`` has been read, and so made.

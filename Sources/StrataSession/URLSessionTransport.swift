@@ -58,19 +58,16 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Sends `attempt` as one `URLSession` task: an upload from its file for a
-    /// ``/StrataCore/FileBodyStream`` body, a download task for a destination, else a data task.
-    public func send(
-        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-    ) -> any NetworkCancellable {
+    /// ``/StrataCore/FileBodyStream`` body, else a data task. Its body parts are relayed as they
+    /// arrive; the task is suspended while its consumer is more than a few MiB behind.
+    public func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         var request = attempt.request
         #if canImport(FoundationNetworking)
             // FoundationNetworking shows no certificate chain: an evaluator could not be asked, and an
             // `https` request sent anyway would trust what nobody checked.
             if serverTrust != nil, request.url?.scheme?.lowercased() == "https" {
-                StrataQueue.async {
-                    completion(TransportOutcome(error: ServerTrustError.evaluationUnavailable))
-                }
-                return CancellationToken()
+                return ResponsePlayback.start(
+                    head: nil, steps: [.fail(ServerTrustError.evaluationUnavailable)], to: receiver)
             }
             // FoundationNetworking truncates a timeout to whole seconds (so one under a second would
             // be none), takes one given at creation for unset, and traps on one too large for its
@@ -84,17 +81,19 @@ public final class URLSessionTransport: Transport {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
             request.httpBodyStream = nil
             task = session.uploadTask(with: request, fromFile: file.fileURL)
-        } else if attempt.downloadDestination != nil {
-            task = session.downloadTask(with: request)
         } else {
             task = session.dataTask(with: request)
         }
-        let download = attempt.downloadDestination.map { ($0, attempt.downloadProgress) }
-        delegate.register(task, uploadProgress: attempt.uploadProgress, download: download) { body, response, error in
-            completion(TransportOutcome(response: response, body: body, error: error.map(Self.classified)))
-        }
+        let relay = ResponseRelay(
+            to: receiver,
+            onTaken: { [delegate, session] stillBuffered in
+                delegate.consumerTook(task, stillBuffered: stillBuffered, in: session)
+            },
+            // Holding the transport keeps its session alive while the task can still be cancelled.
+            stop: { [self] in delegate.cancel(task, in: session) })
+        delegate.register(task, relay: relay, uploadProgress: attempt.uploadProgress)
         task.resume()
-        return Attempt(task: task, transport: self)
+        return relay
     }
 
     /// Throws unless `url` passes ``/StrataCore/HTTPURLCheck``; on Linux, also for an IPv6 address
@@ -124,27 +123,4 @@ public final class URLSessionTransport: Transport {
 
     /// A year: the longest timeout handed to the loading system.
     static let longestTimeout: TimeInterval = 31_536_000
-
-    /// Cancels one task; it keeps the transport, and so the session, alive while the task runs.
-    private final class Attempt: NetworkCancellable {
-        private let task: URLSessionTask
-        private let transport: URLSessionTransport
-        private let cancelled = Locked(false)
-
-        init(task: URLSessionTask, transport: URLSessionTransport) {
-            self.task = task
-            self.transport = transport
-        }
-
-        var isCancelled: Bool { cancelled.value }
-
-        func cancel() {
-            let first = cancelled.withLock { cancelled -> Bool in
-                defer { cancelled = true }
-                return !cancelled
-            }
-            guard first else { return }
-            transport.delegate.cancel(task, in: transport.session)
-        }
-    }
 }

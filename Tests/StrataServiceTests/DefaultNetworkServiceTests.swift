@@ -387,17 +387,15 @@ extension Result {
 private struct AnswersAtOnce: Transport {
     let sent = Locked(0)
 
-    func send(
-        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-    )
-        -> any NetworkCancellable
-    {
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         sent.withLock { $0 += 1 }
         let url = attempt.request.url ?? URL(fileURLWithPath: "/")
         let status = url.path.hasSuffix("/ok") ? 200 : 503
-        let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: [:])
-        completion(TransportOutcome(response: response, body: Data("{\"id\":1}".utf8)))
-        return CancellationToken()
+        let relay = ResponseRelay(to: receiver)
+        relay.push(ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: [:]))
+        relay.push(Data("{\"id\":1}".utf8))
+        relay.end(nil)
+        return relay
     }
 }
 
@@ -459,17 +457,12 @@ private final class ReportsHeads: Transport {
 
     var heads: [ResponseHead] { made.value }
 
-    func send(
-        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-    )
-        -> any NetworkCancellable
-    {
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         let url = attempt.request.url ?? URL(fileURLWithPath: "/")
         let (status, headers, body) = answer(url)
         let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers)
         made.withLock { $0.append(head) }
-        DispatchQueue.global().async { completion(TransportOutcome(head: head, body: Data(body.utf8))) }
-        return CancellationToken()
+        return ResponsePlayback.start(head: head, steps: [.part(Data(body.utf8))], to: receiver)
     }
 }
 

@@ -39,19 +39,16 @@ import Testing
     /// progress, then the outcome.
     private struct SerialQueueTransport: Transport {
         let queue = DispatchQueue(label: "strata.test.delegate")
-        func send(
-            _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-        )
-            -> any NetworkCancellable
-        {
+        func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+            let relay = ResponseRelay(to: receiver)
             queue.async {
                 attempt.uploadProgress?(50, 100)
                 attempt.uploadProgress?(100, 100)
                 let url = attempt.request.url ?? URL(fileURLWithPath: "/")
-                let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])
-                completion(TransportOutcome(response: response))
+                relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
+                relay.end(nil)
             }
-            return CancellationToken()
+            return relay
         }
     }
 
@@ -86,20 +83,16 @@ import Testing
             return queue
         }()
 
-        func send(
-            _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-        )
-            -> any NetworkCancellable
-        {
+        func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+            let relay = ResponseRelay(to: receiver)
             queue.async {
                 let url = attempt.request.url ?? URL(fileURLWithPath: "/")
                 let status = ["/ok": 200, "/moved": 302][url.path] ?? 503
-                let headers = status == 302 ? ["Location": "/ok"] : [:]
-                let response = HTTPURLResponse(
-                    url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
-                completion(TransportOutcome(response: response))
+                let headers: HTTPHeaders = status == 302 ? ["Location": "/ok"] : [:]
+                relay.push(ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers))
+                relay.end(nil)
             }
-            return CancellationToken()
+            return relay
         }
 
         static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }

@@ -21,17 +21,12 @@ private final class OriginServer: Transport {
 
     var requests: [URLRequest] { received.value }
 
-    func send(
-        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-    )
-        -> any NetworkCancellable
-    {
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         received.withLock { $0.append(attempt.request) }
         let (status, headers, body) = answer(attempt.request)
         let url = attempt.request.url ?? URL(fileURLWithPath: "/")
-        let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
-        DispatchQueue.global().async { completion(TransportOutcome(response: response, body: Data(body.utf8))) }
-        return CancellationToken()
+        let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(headers))
+        return ResponsePlayback.start(head: head, steps: [.part(Data(body.utf8))], to: receiver)
     }
 }
 

@@ -29,29 +29,22 @@ private final class InMemoryTransport: Transport {
     var requests: [URLRequest] { sent.value }
     var cancellations: Int { cancelled.value }
 
-    func send(
-        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-    )
-        -> any NetworkCancellable
-    {
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         sent.withLock { $0.append(attempt.request) }
-        let call = CancellableCompletion(cancelledWith: TransportOutcome(error: URLError(.cancelled)), completion)
-        let token = CancellableCompletion(cancelledWith: ()) { [cancelled] in
-            cancelled.withLock { $0 += 1 }
-            call.cancel()
-        }
-        guard let (status, headers, body) = answer(attempt.request), let url = attempt.request.url else { return token }
-        let outcome =
+        let relay = ResponseRelay(to: receiver, stop: { [cancelled] in cancelled.withLock { $0 += 1 } })
+        guard let (status, headers, body) = answer(attempt.request), let url = attempt.request.url else { return relay }
+        let head =
             reportsHead
-            ? TransportOutcome(
-                head: ResponseHead(
-                    url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(headers)),
-                body: Data(body.utf8))
-            : TransportOutcome(
-                response: HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers),
-                body: Data(body.utf8))
-        DispatchQueue.global().async { call.complete(outcome) }
-        return token
+            ? ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(headers))
+            : HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers).map {
+                ResponseHead($0)
+            }
+        DispatchQueue.global().async {
+            if let head { relay.push(head) }
+            relay.push(Data(body.utf8))
+            relay.end(nil)
+        }
+        return relay
     }
 }
 

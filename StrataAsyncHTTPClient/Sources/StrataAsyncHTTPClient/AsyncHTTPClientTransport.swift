@@ -52,8 +52,6 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Whether the client decompresses bodies, so requests may ask for `gzip` and `deflate`.
     private let decompresses: Bool
     private let isShutDown = NIOLockedValueBox(false)
-    /// The most of a response body held in memory (``ResponseDelegate/memoryBodyLimit``); smaller in tests.
-    let memoryBodyLimit: Int
 
     /// One transport for the whole process, over a client configured by ``strataConfiguration()``
     /// that is never shut down: for services that name no transport of their own.
@@ -100,13 +98,10 @@ public final class AsyncHTTPClientTransport: Transport {
         self.init(client: client, owned: false, decompresses: decompresses)
     }
 
-    init(
-        client: HTTPClient, owned: Bool, decompresses: Bool, memoryBodyLimit: Int = ResponseDelegate.memoryBodyLimit
-    ) {
+    init(client: HTTPClient, owned: Bool, decompresses: Bool) {
         self.client = client
         self.ownsClient = owned
         self.decompresses = decompresses
-        self.memoryBodyLimit = memoryBodyLimit
     }
 
     deinit {
@@ -139,35 +134,28 @@ public final class AsyncHTTPClientTransport: Transport {
         try await client.shutdown()
     }
 
-    /// Sends `attempt` over the client: its body from memory, from its file or from its stream, and
-    /// its response body into memory or, for a `2xx` with a destination, into that file.
-    public func send(
-        _ attempt: TransportAttempt, completion: @escaping @Sendable (TransportOutcome) -> Void
-    ) -> any NetworkCancellable {
+    /// Sends `attempt` over the client, its body from memory, from its file or from its stream;
+    /// the response body is read only as fast as the receiver asks for it.
+    public func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         let request: HTTPClient.Request
         let bodyLength: Int64
         do {
             (request, bodyLength) = try makeRequest(attempt.request)
         } catch {
-            client.eventLoopGroup.any().execute {
-                completion(TransportOutcome(error: Self.transportError(error, url: attempt.request.url)))
-            }
-            return CancellationToken()
+            return ResponsePlayback.start(
+                head: nil, steps: [.fail(Self.transportError(error, url: attempt.request.url))], to: receiver)
         }
         let delegate = ResponseDelegate(
             url: attempt.request.url ?? URL(fileURLWithPath: "/"),
             uploadLength: bodyLength,
             uploadProgress: attempt.uploadProgress,
-            destination: attempt.downloadDestination,
-            downloadProgress: attempt.downloadProgress,
-            memoryLimit: memoryBodyLimit
+            receiver: receiver,
+            transport: self
         )
         let task = client.execute(
             request: request, delegate: delegate, deadline: Self.deadline(for: attempt.request.timeoutInterval))
-        task.futureResult.whenComplete { result in
-            delegate.finish(result, completion: completion)
-        }
-        return Attempt(task: task, transport: self)
+        delegate.started(task)
+        return delegate.relay
     }
 
     /// The request as AsyncHTTPClient takes it, and its body's length (`-1` when unknown).
@@ -210,28 +198,6 @@ public final class AsyncHTTPClientTransport: Transport {
     static func deadline(for timeout: TimeInterval) -> NIODeadline? {
         guard timeout.isFinite, timeout < 315_360_000 else { return nil }
         return .now() + .nanoseconds(Int64(max(0, timeout) * 1e9))
-    }
-
-    /// Cancels one attempt; it keeps the transport, and so an owned client, alive while it runs.
-    private final class Attempt: NetworkCancellable {
-        private let task: HTTPClient.Task<Void>
-        private let transport: AsyncHTTPClientTransport
-        private let cancelled = NIOLockedValueBox(false)
-
-        init(task: HTTPClient.Task<Void>, transport: AsyncHTTPClientTransport) {
-            self.task = task
-            self.transport = transport
-        }
-
-        var isCancelled: Bool { cancelled.withLockedValue { $0 } }
-
-        func cancel() {
-            let first = cancelled.withLockedValue { cancelled -> Bool in
-                defer { cancelled = true }
-                return !cancelled
-            }
-            if first { task.cancel() }
-        }
     }
 }
 

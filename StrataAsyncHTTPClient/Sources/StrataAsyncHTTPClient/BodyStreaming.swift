@@ -64,3 +64,10 @@ enum BodyStreaming {
         }
     }
 }
+
+/// A value passed between threads that is used by one thread at a time (a file handle read by
+/// the thread pool, one read after the other).
+struct SendableBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

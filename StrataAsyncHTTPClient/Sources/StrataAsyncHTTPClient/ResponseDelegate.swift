@@ -12,61 +12,85 @@ import StrataSession
     import FoundationNetworking
 #endif
 
-/// Receives one attempt's response: the head, the body into memory or into a download's file, and
-/// upload progress; and reports the outcome once, when the task's future completes.
+/// Receives one attempt's response and relays it — the head, then each body part as the consumer
+/// asks — and reports upload progress and the end once, when the task's future completes.
 ///
-/// AsyncHTTPClient calls it on the task's event loop, one call at a time, and asks for the next body
-/// part only when the future returned for the last one has completed: a download's writes, on the
-/// NIO thread pool, hold back the socket, so memory stays bounded however fast the server is.
+/// AsyncHTTPClient calls it on the task's event loop, one call at a time, and reads the next body
+/// part only when the future returned for the last one has completed. That future completes once
+/// the consumer has taken all but ``readAhead`` bytes of what is queued in the relay, so memory
+/// stays bounded however fast the server and however slow the consumer.
 final class ResponseDelegate: HTTPClientResponseDelegate {
     typealias Response = Void
 
-    /// The most of an unacceptable download's body reported in memory, as `URLSessionTransport` does.
-    static let errorBodyLimit = 1_048_576
-    /// The most of a body held in memory: what one `ByteBuffer` can hold (4 GiB). A server sending
-    /// more fails the attempt with `URLError(.dataLengthExceedsMaximum)` instead of trapping in
-    /// the buffer; bodies that large belong in a download's file.
-    static let memoryBodyLimit = Int(UInt32.max)
+    /// The bytes queued for the consumer up to which the next part is read at once.
+    static let readAhead = 256 * 1024
 
     private struct State {
-        var head: ResponseHead?
-        var body: ByteBuffer?
         var sent: Int64 = 0
         var visits = 0
+        var head: ResponseHead?
         /// Whether the whole request went out.
         var requestSent = false
-        /// The bytes of the response body received, before any is dropped.
+        /// The bytes of the response body received.
         var received: Int64 = 0
         /// Whether a whole `3xx`–`5xx` response arrived while the request body was still going out.
         var answeredEarly = false
-        /// The file a `2xx` download is written to, until it is moved to its destination.
-        var file: FileHandle?
-        var partial: URL?
-        var written: Int64 = 0
+        /// The future AsyncHTTPClient waits on before it reads more, while the consumer is behind.
+        var held: EventLoopPromise<Void>?
+        var task: HTTPClient.Task<Void>?
+        var cancelled = false
     }
 
     private let url: URL
     private let uploadLength: Int64
     private let uploadProgress: (@Sendable (Int64, Int64) -> Void)?
-    private let destination: URL?
-    private let downloadProgress: (@Sendable (Int64, Int64) -> Void)?
-    private let memoryLimit: Int
     private let state = NIOLockedValueBox(State())
+    /// What the consumer is handed the response through; the exchange the transport returns.
+    let relay: ResponseRelay
 
     init(
         url: URL,
         uploadLength: Int64,
         uploadProgress: (@Sendable (Int64, Int64) -> Void)?,
-        destination: URL?,
-        downloadProgress: (@Sendable (Int64, Int64) -> Void)?,
-        memoryLimit: Int = ResponseDelegate.memoryBodyLimit
+        receiver: any ResponseReceiver,
+        transport: AsyncHTTPClientTransport
     ) {
         self.url = url
-        self.memoryLimit = memoryLimit
         self.uploadLength = uploadLength
         self.uploadProgress = uploadProgress
-        self.destination = destination
-        self.downloadProgress = downloadProgress
+        relay = ResponseRelay(
+            to: receiver,
+            onTaken: { [state] stillBuffered in
+                guard stillBuffered <= Self.readAhead else { return }
+                state.withLockedValue { state in
+                    defer { state.held = nil }
+                    return state.held
+                }?.succeed()
+            },
+            // Holding the transport keeps an owned client alive while the task can still be cancelled.
+            stop: { [state, transport] in
+                let (task, held) = state.withLockedValue { state in
+                    state.cancelled = true
+                    defer { state.held = nil }
+                    return (state.task, state.held)
+                }
+                withExtendedLifetime(transport) {
+                    held?.fail(HTTPClientError.cancelled)
+                    task?.cancel()
+                }
+            })
+    }
+
+    /// The task is under way; a cancellation that came first cancels it now.
+    func started(_ task: HTTPClient.Task<Void>) {
+        let cancelled = state.withLockedValue { state in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+        task.futureResult.whenComplete { [self] result in
+            finish(result)
+        }
     }
 
     func didSendRequest(task: HTTPClient.Task<Void>) {
@@ -98,66 +122,26 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         let received = Self.head(head, url: url)
         state.withLockedValue { $0.head = received }
         endIfAnsweredEarly(task)
-        guard let destination, (200..<300).contains(head.status.code) else {
-            return task.eventLoop.makeSucceededVoidFuture()
-        }
-        let partial = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).download")
-        return NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {
-            try FileManager.default.createDirectory(
-                at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: partial.path, contents: nil) else {
-                throw URLError(.cannotCreateFile, userInfo: [NSURLErrorFailingURLErrorKey: destination])
-            }
-            return SendableBox(try FileHandle(forWritingTo: partial))
-        }.map { [state] file in
-            state.withLockedValue { state in
-                state.file = file.value
-                state.partial = partial
-            }
-        }
+        relay.push(received)
+        return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         defer { endIfAnsweredEarly(task) }
-        let kept = state.withLockedValue { [destination, memoryLimit] state -> (file: FileHandle?, fits: Bool) in
+        let promise = task.eventLoop.makePromise(of: Void.self)
+        state.withLockedValue { state in
             state.received += Int64(buffer.readableBytes)
-            if let file = state.file { return (file, true) }
-            var part = buffer
-            let held = state.body?.readableBytes ?? 0
-            if destination != nil {
-                // A download's unacceptable status: its body is kept up to the limit.
-                let room = Self.errorBodyLimit - held
-                guard room > 0 else { return (nil, true) }
-                if part.readableBytes > room {
-                    part = part.getSlice(at: part.readerIndex, length: room) ?? part
-                }
-            } else if part.readableBytes > memoryLimit - held {
-                return (nil, false)
-            }
-            if state.body == nil {
-                state.body = part
-            } else {
-                state.body?.writeImmutableBuffer(part)
-            }
-            return (nil, true)
+            state.held = promise
         }
-        guard kept.fits else {
-            return task.eventLoop.makeFailedFuture(
-                URLError(.dataLengthExceedsMaximum, userInfo: [NSURLErrorFailingURLErrorKey: url]))
+        relay.push(Data(buffer: buffer, byteTransferStrategy: .automatic))
+        // Read on at once while the consumer keeps up; otherwise when it takes a part.
+        if relay.bufferedBytes <= Self.readAhead {
+            state.withLockedValue { state in
+                defer { state.held = nil }
+                return state.held
+            }?.succeed()
         }
-        let file = kept.file
-        guard let file else { return task.eventLoop.makeSucceededVoidFuture() }
-        let handle = SendableBox(file)
-        return NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {
-            try handle.value.write(contentsOf: buffer.readableBytesView)
-        }.map { [state, downloadProgress] in
-            let (written, expected) = state.withLockedValue { state in
-                state.written += Int64(buffer.readableBytes)
-                return (state.written, state.head?.expectedContentLength ?? -1)
-            }
-            downloadProgress?(written, expected)
-        }
+        return promise.futureResult
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
@@ -167,7 +151,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// going out, as a server answers an upload it refuses (`413`, `401`) without reading it.
     /// AsyncHTTPClient stops sending then, but may fail the exchange for the body it could not send
     /// (`requestStreamCancelled`) or, if the server closes the connection, wait for the deadline;
-    /// the answer is the server's response, which ``finish(_:completion:)`` reports.
+    /// the answer is the server's response, which ``finish(_:)`` reports.
     private func endIfAnsweredEarly(_ task: HTTPClient.Task<Void>) {
         // A request without a body (most) has nothing to refuse: no lock taken for it.
         guard uploadLength != 0 else { return }
@@ -187,43 +171,20 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         }
     }
 
-    /// Reports the attempt's outcome once its task has ended: moves a download into place first, or
-    /// removes its partial file.
-    func finish(_ result: Result<Void, any Error>, completion: @escaping @Sendable (TransportOutcome) -> Void) {
-        let (head, body, file, partial, answeredEarly) = state.withLockedValue { state in
-            defer {
-                state.file = nil
-                state.partial = nil
-            }
-            return (state.head, state.body, state.file.map(SendableBox.init), state.partial, state.answeredEarly)
+    /// Ends the relay once the task has ended: a response that answered the request before its
+    /// body was sent is complete, whatever became of the rest of the body.
+    private func finish(_ result: Result<Void, any Error>) {
+        let (answeredEarly, held) = state.withLockedValue { state in
+            defer { state.held = nil }
+            return (state.answeredEarly, state.held)
         }
-        let data = body.map { Data(buffer: $0, byteTransferStrategy: .automatic) } ?? Data()
-        // A response that answered the request before its body was sent is the outcome, whatever
-        // became of the rest of the body.
-        let error = answeredEarly ? nil : result.failure.map { AsyncHTTPClientTransport.transportError($0, url: url) }
-        guard let partial else {
-            completion(TransportOutcome(head: head, body: data, error: error))
-            return
-        }
-        let destination = destination
-        NIOThreadPool.singleton.submit { _ in
-            var error = error
-            try? file?.value.close()
-            do {
-                if error == nil, let destination {
-                    let manager = FileManager.default
-                    if manager.fileExists(atPath: destination.path) {
-                        try manager.removeItem(at: destination)
-                    }
-                    try manager.moveItem(at: partial, to: destination)
-                }
-            } catch let moveError {
-                error = moveError
-            }
-            if error != nil {
-                try? FileManager.default.removeItem(at: partial)
-            }
-            completion(TransportOutcome(head: head, body: data, error: error))
+        // No promise is left unfulfilled (SwiftNIO traps on one in a debug build).
+        held?.succeed()
+        switch result {
+        case .success:
+            relay.end(nil)
+        case .failure(let error):
+            relay.end(answeredEarly ? nil : AsyncHTTPClientTransport.transportError(error, url: url))
         }
     }
 
@@ -247,19 +208,5 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         case (1, 0): "HTTP/1.0"
         default: "HTTP/\(version.major).\(version.minor)"
         }
-    }
-}
-
-/// A value passed between threads that is used by one thread at a time (a file handle written by
-/// the thread pool, one write after the other).
-struct SendableBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
-
-extension Result {
-    fileprivate var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }

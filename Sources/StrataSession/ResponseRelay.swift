@@ -1,0 +1,395 @@
+import Dispatch
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The order a ``Transport`` reports an exchange in, kept in one place for every transport: what
+/// arrives from the network (a head, body parts, the end) is queued here and handed to the
+/// ``ResponseReceiver`` — the head at once, then one part or the end per
+/// ``ResponseExchange/demand()``, and after a cancellation the end at once — with no two calls to
+/// the receiver overlapping, whichever threads push, ask or cancel.
+///
+/// A transport pushes what arrives (``push(_:)-(ResponseHead)``, ``push(_:)-(Data)``,
+/// ``end(_:)``), returns the relay as its exchange, and holds back the network by what
+/// ``bufferedBytes`` says, or on ``onTaken``, which is called each time the receiver takes a part:
+///
+/// ```swift
+/// func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+///     let relay = ResponseRelay(to: receiver, stop: { connection.close() })
+///     connection.onHead = { relay.push($0) }
+///     connection.onBody = { relay.push($0) }
+///     connection.onEnd = { relay.end($0) }
+///     return relay
+/// }
+/// ```
+public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+    private enum Item {
+        case head(ResponseHead)
+        case part(Data)
+        case end((any Error)?)
+    }
+
+    private let lock = NSLock()
+    private var items: [Item] = []
+    private var first = 0
+    private var demanded = false
+    private var delivering = false
+    private var again = false
+    private var headDelivered = false
+    /// The end is queued: nothing pushed afterwards counts.
+    private var ended = false
+    /// The end was delivered.
+    private var closed = false
+    private var cancelled = false
+    private var buffered = 0
+    private let receiver: any ResponseReceiver
+    private let stop: (@Sendable () -> Void)?
+
+    /// Called, outside any lock, after the receiver took a part, with the bytes still queued.
+    public let onTaken: (@Sendable (_ stillBuffered: Int) -> Void)?
+
+    /// A relay to `receiver`; `stop` is called once when the exchange is cancelled before its end,
+    /// to stop the network side.
+    public init(
+        to receiver: any ResponseReceiver, onTaken: (@Sendable (Int) -> Void)? = nil,
+        stop: (@Sendable () -> Void)? = nil
+    ) {
+        self.receiver = receiver
+        self.onTaken = onTaken
+        self.stop = stop
+    }
+
+    /// The bytes queued and not yet taken.
+    public var bufferedBytes: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return buffered
+    }
+
+    /// Whether the exchange is over for the receiver: ended, or cancelled.
+    public var isOver: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return ended
+    }
+
+    /// The response head arrived.
+    public func push(_ head: ResponseHead) {
+        enqueue(.head(head))
+    }
+
+    /// A body part arrived; an empty one is dropped.
+    public func push(_ part: Data) {
+        guard !part.isEmpty else { return }
+        enqueue(.part(part))
+    }
+
+    /// The exchange ended: `nil` when the body is complete.
+    public func end(_ error: (any Error)?) {
+        enqueue(.end(error))
+    }
+
+    private func enqueue(_ item: Item) {
+        lock.lock()
+        guard !ended else { return lock.unlock() }
+        switch item {
+        case .part(let data): buffered += data.count
+        case .end: ended = true
+        case .head: break
+        }
+        items.append(item)
+        lock.unlock()
+        deliver()
+    }
+
+    /// Lets the receiver have the next part, or the end, once it is here.
+    public func demand() {
+        lock.lock()
+        demanded = true
+        lock.unlock()
+        deliver()
+    }
+
+    /// Whether ``cancel()`` was called before the end.
+    public var isCancelled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cancelled
+    }
+
+    /// Ends the exchange with `URLError(.cancelled)` at once, unless it had ended; what is queued is
+    /// dropped, and the network side stopped.
+    public func cancel() {
+        lock.lock()
+        guard !ended, !cancelled else { return lock.unlock() }
+        cancelled = true
+        ended = true
+        items.removeAll()
+        first = 0
+        buffered = 0
+        items.append(.end(URLError(.cancelled)))
+        lock.unlock()
+        stop?()
+        deliver()
+    }
+
+    /// Hands the receiver whatever it may have now, one call at a time: a thread that finds another
+    /// delivering leaves its work to that one.
+    private func deliver() {
+        lock.lock()
+        if delivering {
+            again = true
+            return lock.unlock()
+        }
+        delivering = true
+        while true {
+            guard let item = takeDeliverable() else {
+                if again {
+                    again = false
+                    continue
+                }
+                delivering = false
+                return lock.unlock()
+            }
+            lock.unlock()
+            switch item {
+            case .head(let head):
+                receiver.receive(head)
+            case .part(let part):
+                onTaken?(bufferedBytes)
+                receiver.receive(part)
+            case .end(let error):
+                receiver.finish(error)
+            }
+            lock.lock()
+        }
+    }
+
+    /// The next item the receiver may have, taken off the queue; called with the lock held.
+    private func takeDeliverable() -> Item? {
+        guard !closed, first < items.count else { return nil }
+        let item = items[first]
+        switch item {
+        case .head:
+            headDelivered = true
+        case .part(let data):
+            guard demanded || cancelled else { return nil }
+            demanded = false
+            buffered -= data.count
+        case .end:
+            guard demanded || !headDelivered || cancelled else { return nil }
+            closed = true
+        }
+        first += 1
+        if first == items.count || closed {
+            items.removeAll(keepingCapacity: !closed)
+            first = 0
+        } else if first > 64, first * 2 > items.count {
+            items.removeFirst(first)
+            first = 0
+        }
+        return item
+    }
+}
+
+/// Plays a response from memory to a ``ResponseReceiver`` as a transport would: a test double's
+/// answer, or a cache's. Parts are handed over only as they are asked for; pauses are waited out
+/// on a queue of the playback's own, as a server that sends slowly.
+///
+/// ```swift
+/// ResponsePlayback.start(
+///     head: head, steps: [.part(Data("data: 1\n\n".utf8)), .pause(0.5), .fail(URLError(.networkConnectionLost))],
+///     to: receiver)
+/// ```
+public final class ResponsePlayback: ResponseExchange {
+    /// One step of a played response, after its head.
+    public enum Step: Sendable {
+        /// A body part (an empty one is skipped).
+        case part(Data)
+        /// A wait before the next step, in seconds.
+        case pause(TimeInterval)
+        /// The connection fails with `error`: the exchange ends with it, the steps after are not played.
+        case fail(any Error)
+    }
+
+    private let relay: ResponseRelay
+    private let queue = StrataQueue.make("Strata.ResponsePlayback")
+
+    private init(relay: ResponseRelay) {
+        self.relay = relay
+    }
+
+    /// Plays `head` (none: the exchange fails or ends before a response) and then `steps` to
+    /// `receiver`, starting on a queue of its own; the body ends after the last step.
+    @discardableResult
+    public static func start(
+        head: ResponseHead?, pauseBeforeHead: TimeInterval = 0, steps: [Step], to receiver: any ResponseReceiver
+    ) -> ResponsePlayback {
+        let playback = ResponsePlayback(relay: ResponseRelay(to: receiver))
+        playback.queue.asyncAfter(deadline: .now() + pauseBeforeHead) {
+            [relay = playback.relay, queue = playback.queue] in
+            if let head { relay.push(head) }
+            Self.play(steps[...], into: relay, on: queue)
+        }
+        return playback
+    }
+
+    /// Plays `outcome` (a response and its whole body, or an error) to `receiver`.
+    @discardableResult
+    public static func start(_ outcome: TransportOutcome, to receiver: any ResponseReceiver) -> ResponsePlayback {
+        var steps: [Step] = [.part(outcome.body)]
+        if let error = outcome.error { steps.append(.fail(error)) }
+        return start(head: outcome.responseHead, steps: steps, to: receiver)
+    }
+
+    private static func play(_ steps: ArraySlice<Step>, into relay: ResponseRelay, on queue: DispatchQueue) {
+        var steps = steps
+        while let step = steps.popFirst() {
+            guard !relay.isOver else { return }
+            switch step {
+            case .part(let data):
+                relay.push(data)
+            case .pause(let seconds):
+                let rest = steps
+                queue.asyncAfter(deadline: .now() + max(0, seconds)) { play(rest, into: relay, on: queue) }
+                return
+            case .fail(let error):
+                return relay.end(error)
+            }
+        }
+        relay.end(nil)
+    }
+
+    /// Lets the receiver have the next part, or the end.
+    public func demand() { relay.demand() }
+    /// Whether ``cancel()`` was called before the end.
+    public var isCancelled: Bool { relay.isCancelled }
+    /// Ends the playback with `URLError(.cancelled)` at once, unless it had ended.
+    public func cancel() { relay.cancel() }
+}
+
+/// An exchange that is known only once the transport's `send` returns, while its receiver may be
+/// called before: a demand or a cancellation that comes first is passed on when it is set.
+package final class ExchangeSlot: ResponseExchange, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+    private let lock = NSLock()
+    private var exchange: (any ResponseExchange)?
+    private var pendingDemand = false
+    private var cancelled = false
+
+    package init() {}
+
+    /// Sets the exchange, once.
+    package func set(_ exchange: any ResponseExchange) {
+        lock.lock()
+        self.exchange = exchange
+        let (demands, cancels) = (pendingDemand, cancelled)
+        pendingDemand = false
+        lock.unlock()
+        if cancels {
+            exchange.cancel()
+        } else if demands {
+            exchange.demand()
+        }
+    }
+
+    package func demand() {
+        lock.lock()
+        guard let exchange else {
+            pendingDemand = true
+            return lock.unlock()
+        }
+        lock.unlock()
+        exchange.demand()
+    }
+
+    package var isCancelled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cancelled
+    }
+
+    package func cancel() {
+        lock.lock()
+        cancelled = true
+        let exchange = self.exchange
+        lock.unlock()
+        exchange?.cancel()
+    }
+}
+
+/// The consumer that keeps a whole body in memory: what ``Transport/send(_:maximumBodyLength:completion:)``
+/// reports, and what the pipeline uses for every response whose body it neither writes to a file
+/// nor hands on as it comes.
+package final class BodyCollector: ResponseReceiver, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+    /// The longest body held in memory by default: what one `Data` on every platform, and one
+    /// NIO `ByteBuffer`, can hold (4 GiB). Bodies that large belong in a file.
+    package static let maximumLength = Int(UInt32.max)
+
+    private let lock = NSLock()
+    private var head: ResponseHead?
+    private var body = Data()
+    private var done = false
+    private let limit: Int
+    private let truncates: Bool
+    private let exchange: any ResponseExchange
+    private let completion: @Sendable (TransportOutcome) -> Void
+
+    /// Collects at most `limit` bytes from `exchange`, then calls `completion` once with the
+    /// outcome. A longer body fails the outcome with `URLError(.dataLengthExceedsMaximum)` and
+    /// ends the exchange; when `truncates`, its first `limit` bytes are kept instead, and the rest
+    /// is read and dropped.
+    package init(
+        limit: Int = BodyCollector.maximumLength, truncates: Bool = false, from exchange: any ResponseExchange,
+        _ completion: @escaping @Sendable (TransportOutcome) -> Void
+    ) {
+        self.limit = limit
+        self.truncates = truncates
+        self.exchange = exchange
+        self.completion = completion
+    }
+
+    package func receive(_ head: ResponseHead) {
+        lock.lock()
+        self.head = head
+        lock.unlock()
+        exchange.demand()
+    }
+
+    package func receive(_ part: Data) {
+        lock.lock()
+        guard !done else { return lock.unlock() }
+        let room = limit - body.count
+        if part.count > room, !truncates {
+            let head = self.head
+            done = true
+            lock.unlock()
+            exchange.cancel()
+            var userInfo: [String: Any] = [
+                NSLocalizedDescriptionKey: "the body is longer than the \(limit) bytes that may be held in memory"
+            ]
+            userInfo[NSURLErrorFailingURLErrorKey] = head?.url
+            return completion(
+                TransportOutcome(head: head, error: URLError(.dataLengthExceedsMaximum, userInfo: userInfo)))
+        }
+        if body.isEmpty, part.count <= room {
+            body = part
+        } else if room > 0 {
+            body.append(part.prefix(room))
+        }
+        lock.unlock()
+        exchange.demand()
+    }
+
+    package func finish(_ error: (any Error)?) {
+        lock.lock()
+        guard !done else { return lock.unlock() }
+        done = true
+        let (head, body) = (self.head, self.body)
+        self.body = Data()
+        lock.unlock()
+        completion(TransportOutcome(head: head, body: body, error: error))
+    }
+}
