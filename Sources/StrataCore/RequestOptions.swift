@@ -40,6 +40,13 @@ public struct RequestOptions: Sendable {
     /// as it removes credentials (see ``RedirectPolicy``). The network service adds the
     /// configuration's header names to those named here.
     public var originBoundHeaderNames: Set<String>
+    /// For a streamed response: the longest wait for the next body part once it is asked for, in
+    /// seconds; past it the stream fails with ``StreamError/idleTimeout(_:)``. `nil`: no limit
+    /// (the request's `timeoutInterval` bounds only the wait for the response head).
+    public var streamIdleTimeout: TimeInterval?
+    /// For a streamed response: how long the whole stream may last from the request's start, in
+    /// seconds; past it the stream fails with ``StreamError/deadlineExceeded(_:)``. `nil`: no limit.
+    public var streamDeadline: TimeInterval?
 
     /// Creates options; by default the manager's settings, and the body received in memory.
     public init(
@@ -49,8 +56,12 @@ public struct RequestOptions: Sendable {
         redirectPolicy: RedirectPolicy? = nil,
         downloadDestination: URL? = nil,
         downloadProgress: (@Sendable (Progress) -> Void)? = nil,
-        originBoundHeaderNames: Set<String> = []
+        originBoundHeaderNames: Set<String> = [],
+        streamIdleTimeout: TimeInterval? = nil,
+        streamDeadline: TimeInterval? = nil
     ) {
+        self.streamIdleTimeout = streamIdleTimeout
+        self.streamDeadline = streamDeadline
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = uploadProgress
         self.interceptor = interceptor

@@ -55,7 +55,8 @@ extension CachedExchange {
         private let cache: HTTPCache
         private let transport: any Transport
         private let attempt: TransportAttempt
-        private let receiver: any ResponseReceiver
+        /// Dropped once told the end: it holds this exchange.
+        private var receiver: (any ResponseReceiver)?
         private let stores: Bool
         private let lock = NSLock()
         /// What the pipeline's demands and cancellation go to: the exchange with the transport, or a
@@ -138,7 +139,7 @@ extension CachedExchange {
             let response = head.httpURLResponse
             lock.lock()
             guard self.leg == leg else { return lock.unlock() }
-            let (stored, requestTime, exchange) = (revalidating, self.requestTime, current)
+            let (stored, requestTime, exchange, receiver) = (revalidating, self.requestTime, current, self.receiver)
             self.head = head
             if head.statusCode == 304, stored != nil {
                 // Whatever else comes of this exchange is not the pipeline's; its demands wait for
@@ -157,6 +158,10 @@ extension CachedExchange {
                     _ = start(attempt, revalidating: nil)
                     return
                 }
+                guard let receiver else { return }
+                lock.lock()
+                self.receiver = nil
+                lock.unlock()
                 let playback = ResponsePlayback.start(
                     head: refreshed.response(for: attempt.request.url).map { ResponseHead($0) },
                     steps: [.part(refreshed.body)], to: receiver)
@@ -174,7 +179,7 @@ extension CachedExchange {
                     lock.unlock()
                 }
             }
-            receiver.receive(head)
+            receiver?.receive(head)
         }
 
         fileprivate func received(_ part: Data, leg: Int) {
@@ -187,8 +192,9 @@ extension CachedExchange {
                     kept = nil
                 }
             }
+            let receiver = self.receiver
             lock.unlock()
-            receiver.receive(part)
+            receiver?.receive(part)
         }
 
         fileprivate func finish(_ error: (any Error)?, leg: Int) {
@@ -196,6 +202,8 @@ extension CachedExchange {
             guard self.leg == leg else { return lock.unlock() }
             let (head, kept, requestTime) = (self.head, self.kept, self.requestTime)
             self.kept = nil
+            let receiver = self.receiver
+            self.receiver = nil
             lock.unlock()
             // §3.3: a body cut short is never kept.
             if error == nil, let head, let kept, let response = head.httpURLResponse,
@@ -204,7 +212,7 @@ extension CachedExchange {
                 cache.store(
                     response, body: kept, for: attempt.request, requestTime: requestTime, responseTime: cache.now())
             }
-            receiver.finish(error)
+            receiver?.finish(error)
         }
     }
 

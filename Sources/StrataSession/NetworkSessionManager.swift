@@ -29,6 +29,19 @@ public protocol NetworkSessionManager: Sendable {
         _ request: URLRequest, options: RequestOptions, completion: @escaping CompletionHandler
     )
         -> any NetworkCancellable
+
+    /// Sends `request` and hands its accepted response to `receiver` as it comes: the head, then
+    /// one body part per ``ResponseExchange/demand()``, then the end, exactly once. A request that
+    /// fails before a response is accepted ends with the error — a ``FailedResponse`` when it came
+    /// with one (a status that is not acceptable: its head and body). Whatever is retried is
+    /// retried before the head is handed on; nothing after.
+    ///
+    /// A manager that has no stream of its own (a test double) gets a default that plays the
+    /// whole response once it has arrived.
+    /// - Returns: The stream: ask it for each part, or cancel it (the end is then
+    ///   `URLError(.cancelled)`, unless the stream had ended).
+    func stream(_ request: URLRequest, options: RequestOptions, to receiver: any ResponseReceiver)
+        -> any ResponseExchange
 }
 
 extension NetworkSessionManager {

@@ -40,6 +40,9 @@ final class RequestExecution: Sendable {
         var deadline: Int?
         /// The last request sent, for a failure that ends an attempt before an answer.
         var lastSent: URLRequest?
+        /// Whether the accepted response has been handed on as a stream: nothing is retried, and
+        /// the attempt's deadline no longer applies.
+        var streaming = false
     }
 
     /// The request's one completion and its cancellation: the handle the caller gets.
@@ -58,6 +61,8 @@ final class RequestExecution: Sendable {
     /// Whether a final success completes on the transport's queue (see
     /// ``SessionManager/request(_:options:onlyResumesATask:completion:)``).
     private let completesSuccessInline: Bool
+    /// Where an accepted response goes as it comes, for a streamed request.
+    private let stream: PipelineStream?
     private let state = Locked(State())
 
     init(
@@ -66,9 +71,11 @@ final class RequestExecution: Sendable {
         options: RequestOptions,
         acceptableStatusCodes: Set<Int>,
         completesSuccessInline: Bool,
+        stream: PipelineStream? = nil,
         completion: @escaping @Sendable (TransportOutcome) -> Void
     ) {
         self.core = core
+        self.stream = stream
         self.completesSuccessInline = completesSuccessInline
         self.original = request.movingUserInfo(keepingCredentials: true)
         self.acceptableStatusCodes = acceptableStatusCodes
@@ -153,7 +160,7 @@ final class RequestExecution: Sendable {
 
     /// The attempt's deadline has passed: whatever it was waiting for, it fails with a timeout.
     func deadlinePassed(attempt: Int) {
-        guard let request = endAttempt(attempt) else { return }
+        guard !state.withLock({ $0.streaming }), let request = endAttempt(attempt) else { return }
         let error = Self.deadlineError(request)
         judge(request, TransportOutcome(error: error), failure: error)
     }
@@ -232,7 +239,9 @@ final class RequestExecution: Sendable {
         }
         let exchange = ExchangeSlot()
         let router = BodyRouter(
-            choose: { [self] head in consumer(for: head, of: adapted, from: exchange, completion: arrived) },
+            choose: { [self] head in
+                consumer(for: head, of: adapted, step: step, from: exchange, completion: arrived)
+            },
             headless: arrived)
         let uploadProgress = self.uploadProgress?.exchange()
         exchange.set(
@@ -249,21 +258,52 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// Where the body of the response `head` to `request` goes, decided as its head arrives: a
-    /// download's file when the status is acceptable and no redirect will be followed; otherwise
-    /// memory — for a download, only the first ``errorBodyLimit`` bytes of it.
+    /// Where the body of the response `head` to `request` goes, decided as its head arrives: for
+    /// an acceptable status with no redirect to follow, the caller's stream, or a download's file;
+    /// otherwise memory — for a stream or a download, only the first ``errorBodyLimit`` bytes.
     private func consumer(
-        for head: ResponseHead, of request: URLRequest, from exchange: any ResponseExchange,
+        for head: ResponseHead, of request: URLRequest, step: Int, from exchange: any ResponseExchange,
         completion: @escaping @Sendable (TransportOutcome) -> Void
     ) -> any ResponseReceiver {
-        guard let download else { return BodyCollector(from: exchange, completion) }
+        if download == nil, stream == nil { return BodyCollector(from: exchange, completion) }
         let follows =
             isRedirectStatus(head.statusCode) && head.headers["Location"] != nil && redirectPolicy.decide != nil
         guard acceptableStatusCodes.contains(head.statusCode), !follows else {
             return BodyCollector(limit: Self.errorBodyLimit, truncates: true, from: exchange, completion)
         }
+        if let stream {
+            // Too late (the deadline passed, or the caller cancelled): nobody takes the body.
+            guard handOver(step: step) else { return BodyCollector(limit: 0, from: exchange) { _ in } }
+            stream.handOver(exchange)
+            return stream
+        }
+        guard let download else { return BodyCollector(from: exchange, completion) }
         return FileWriter(
             to: download.destination, for: request, from: exchange, progress: download.progress?.exchange(), completion)
+    }
+
+    /// Claims the attempt under way for a stream, if `step` is still its step: its deadline stops,
+    /// and nothing of it will be retried.
+    private func handOver(step: Int) -> Bool {
+        let deadline = state.withLock { state -> Int?? in
+            guard state.step == step, !state.attemptEnded, !call.isCancelled else { return .none }
+            state.streaming = true
+            defer { state.deadline = nil }
+            return .some(state.deadline)
+        }
+        guard let deadline else { return false }
+        if let deadline { core.deadlines.cancel(deadline) }
+        return true
+    }
+
+    /// The stream handed on ended with `outcome` (or by one of its deadlines): the request's one
+    /// completion.
+    func finishStream(_ outcome: TransportOutcome) {
+        state.withLock { state in
+            state.attemptEnded = true
+            state.sent = nil
+        }
+        call.complete(outcome)
     }
 
     /// The most of a download's body kept in memory when it is not written to its file (an error

@@ -45,14 +45,15 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     private var closed = false
     private var cancelled = false
     private var buffered = 0
-    private let receiver: any ResponseReceiver
-    private let stop: (@Sendable () -> Void)?
-
-    /// Called, outside any lock, after the receiver took a part, with the bytes still queued.
-    public let onTaken: (@Sendable (_ stillBuffered: Int) -> Void)?
+    // Dropped once the end is delivered: a receiver usually holds its exchange, and the transport
+    // is held by `stop`, so keeping them would keep both alive for as long as anyone holds this.
+    private var receiver: (any ResponseReceiver)?
+    private var stop: (@Sendable () -> Void)?
+    private var onTaken: (@Sendable (_ stillBuffered: Int) -> Void)?
 
     /// A relay to `receiver`; `stop` is called once when the exchange is cancelled before its end,
-    /// to stop the network side.
+    /// to stop the network side; `onTaken` after the receiver took a part, with the bytes still
+    /// queued, outside any lock.
     public init(
         to receiver: any ResponseReceiver, onTaken: (@Sendable (Int) -> Void)? = nil,
         stop: (@Sendable () -> Void)? = nil
@@ -131,6 +132,8 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         first = 0
         buffered = 0
         items.append(.end(URLError(.cancelled)))
+        let stop = self.stop
+        self.stop = nil
         lock.unlock()
         stop?()
         deliver()
@@ -146,7 +149,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         }
         delivering = true
         while true {
-            guard let item = takeDeliverable() else {
+            guard let item = takeDeliverable(), let receiver else {
                 if again {
                     again = false
                     continue
@@ -154,12 +157,16 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
                 delivering = false
                 return lock.unlock()
             }
+            let (onTaken, stillBuffered) = (self.onTaken, buffered)
+            if case .end = item {
+                (self.receiver, self.stop, self.onTaken) = (nil, nil, nil)
+            }
             lock.unlock()
             switch item {
             case .head(let head):
                 receiver.receive(head)
             case .part(let part):
-                onTaken?(bufferedBytes)
+                onTaken?(stillBuffered)
                 receiver.receive(part)
             case .end(let error):
                 receiver.finish(error)

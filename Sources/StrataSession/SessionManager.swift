@@ -38,7 +38,7 @@ import StrataCore
 public final class SessionManager: NetworkSessionManager {
     /// The status codes that count as success for requests that do not name their own.
     public let acceptableStatusCodes: Set<Int>
-    private let core: PipelineCore
+    let core: PipelineCore
 
     /// One manager over `URLSession` with default settings, shared by every service that names no
     /// manager of its own: one session and one connection pool for the process, however many
@@ -163,6 +163,32 @@ public final class SessionManager: NetworkSessionManager {
         )
         execution.start()
         return execution.call
+    }
+}
+
+extension SessionManager {
+    /// Sends `request` through the pipeline and hands its accepted response to `receiver` as it
+    /// comes (see ``NetworkSessionManager/stream(_:options:to:)``). Until then it is a request like
+    /// any other: adapted, redirected, validated and retried, within its `timeoutInterval`; after,
+    /// ``/StrataCore/RequestOptions/streamIdleTimeout`` and
+    /// ``/StrataCore/RequestOptions/streamDeadline`` bound it. The receiver is called on the
+    /// transport's threads: it should hand each call on, not work in it.
+    public func stream(
+        _ request: URLRequest, options: RequestOptions, to receiver: any ResponseReceiver
+    ) -> any ResponseExchange {
+        let stream = PipelineStream(to: receiver, options: options)
+        let execution = RequestExecution(
+            core: core,
+            request: request,
+            options: options,
+            acceptableStatusCodes: options.acceptableStatusCodes ?? acceptableStatusCodes,
+            completesSuccessInline: false,
+            stream: stream,
+            completion: { stream.ended($0) }
+        )
+        stream.attach(execution)
+        execution.start()
+        return stream
     }
 }
 

@@ -175,7 +175,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// body was sent is complete, whatever became of the rest of the body.
     private func finish(_ result: Result<Void, any Error>) {
         let (answeredEarly, held) = state.withLockedValue { state in
-            defer { state.held = nil }
+            // The task holds this delegate: no cycle outlives it.
+            defer { (state.held, state.task) = (nil, nil) }
             return (state.answeredEarly, state.held)
         }
         // No promise is left unfulfilled (SwiftNIO traps on one in a debug build).

@@ -1,0 +1,224 @@
+import Foundation
+import StrataCore
+import StrataSession
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A transport that plays a scripted answer per attempt: the `n`th request gets `script(n)`.
+private final class ScriptedTransport: Transport {
+    typealias Script = (status: Int, headers: HTTPHeaders, steps: [ResponsePlayback.Step])
+    private let script: @Sendable (Int) -> Script
+    private let count = Locked(0)
+    private let exchanges = Locked<[ResponsePlayback]>([])
+
+    init(_ script: @escaping @Sendable (Int) -> Script) {
+        self.script = script
+    }
+
+    var attempts: Int { count.value }
+
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+        let n = count.withLock {
+            $0 += 1; return $0
+        }
+        let (status, headers, steps) = script(n)
+        let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+        let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers)
+        let playback = ResponsePlayback.start(head: head, steps: steps, to: receiver)
+        exchanges.withLock { $0.append(playback) }
+        return playback
+    }
+}
+
+/// Records what a stream hands on, and asks for each next part when told to (at once by default).
+final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
+    enum Event: Equatable {
+        case head(Int)
+        case part(String)
+        case end(String?)
+    }
+
+    private let lock = NSLock()
+    private var recorded: [Event] = []
+    private var ends = 0
+    private var error: (any Error)?
+    var exchange: (any ResponseExchange)?
+    let demandsAtOnce: Bool
+
+    init(demandsAtOnce: Bool = true) {
+        self.demandsAtOnce = demandsAtOnce
+    }
+
+    var events: [Event] { lock.withLock { recorded } }
+    var endCount: Int { lock.withLock { ends } }
+    var endError: (any Error)? { lock.withLock { error } }
+
+    func receive(_ head: ResponseHead) {
+        lock.withLock { recorded.append(.head(head.statusCode)) }
+        if demandsAtOnce { exchange?.demand() }
+    }
+
+    func receive(_ part: Data) {
+        lock.withLock { recorded.append(.part(String(decoding: part, as: UTF8.self))) }
+        if demandsAtOnce { exchange?.demand() }
+    }
+
+    func finish(_ error: (any Error)?) {
+        lock.withLock {
+            ends += 1
+            self.error = error
+            recorded.append(.end(error.map { String(describing: type(of: $0)) }))
+        }
+    }
+
+    /// Waits until the stream has ended, or `seconds` have passed.
+    func ended(within seconds: Double = 5) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while endCount == 0, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        return endCount > 0
+    }
+}
+
+@Suite struct StreamingTests {
+    private let url = URL(string: "https://api.strata.test/feed") ?? URL(fileURLWithPath: "/")
+
+    private func stream(
+        _ manager: SessionManager, options: RequestOptions = RequestOptions(), recorder: StreamRecorder
+    ) -> any ResponseExchange {
+        let exchange = manager.stream(URLRequest(url: url), options: options, to: recorder)
+        recorder.exchange = exchange
+        return exchange
+    }
+
+    @Test func partsArriveAsTheyComeAndOnlyAsAskedFor() async throws {
+        let transport = ScriptedTransport { _ in
+            (200, [:], [.part(Data("a".utf8)), .pause(0.05), .part(Data("b".utf8)), .part(Data("c".utf8))])
+        }
+        let recorder = StreamRecorder(demandsAtOnce: false)
+        let exchange = stream(SessionManager(transport: transport), recorder: recorder)
+        for _ in 0..<200 where recorder.events.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(100))
+        // The head comes unasked; nothing else until asked.
+        #expect(recorder.events == [.head(200)])
+        exchange.demand()
+        for _ in 0..<200 where recorder.events.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(recorder.events == [.head(200), .part("a")])
+        exchange.demand()
+        exchange.demand()
+        exchange.demand()
+        #expect(await recorder.ended())
+        #expect(recorder.events == [.head(200), .part("a"), .part("b"), .part("c"), .end(nil)])
+    }
+
+    @Test func aFailureBeforeTheHeadIsRetriedButNothingAfter() async throws {
+        let transport = ScriptedTransport { n in
+            n == 1
+                ? (503, ["Retry-After": "0"], [.part(Data("busy".utf8))])
+                : (200, [:], [.part(Data("x".utf8)), .fail(URLError(.networkConnectionLost))])
+        }
+        let retrier = CountingRetrier(decision: .retry)
+        let recorder = StreamRecorder()
+        _ = stream(SessionManager(transport: transport, retriers: [retrier]), recorder: recorder)
+        #expect(await recorder.ended())
+        #expect(transport.attempts == 2)
+        #expect(retrier.calls == 1)
+        #expect(recorder.events == [.head(200), .part("x"), .end("URLError")])
+        #expect((recorder.endError as? URLError)?.code == .networkConnectionLost)
+    }
+
+    @Test func anUnacceptableStatusEndsWithItsHeadAndBodyAndHandsNothingOn() async throws {
+        let transport = ScriptedTransport { _ in (404, ["Content-Type": "text/plain"], [.part(Data("gone".utf8))]) }
+        let recorder = StreamRecorder()
+        _ = stream(SessionManager(transport: transport), recorder: recorder)
+        #expect(await recorder.ended())
+        #expect(recorder.events == [.end("FailedResponse")])
+        let failure = try #require(recorder.endError as? FailedResponse)
+        #expect(failure.head.statusCode == 404)
+        #expect(failure.body == Data("gone".utf8))
+        #expect(failure.error as? SessionError == .unacceptableStatusCode(404))
+    }
+
+    @Test func theIdleTimeoutFiresOnlyWhileAPartIsAwaited() async throws {
+        let transport = ScriptedTransport { _ in
+            (200, [:], [.part(Data("1".utf8)), .pause(0.05), .part(Data("2".utf8)), .pause(5), .part(Data("3".utf8))])
+        }
+        let recorder = StreamRecorder()
+        _ = stream(
+            SessionManager(transport: transport), options: RequestOptions(streamIdleTimeout: 0.3), recorder: recorder)
+        #expect(await recorder.ended())
+        #expect(recorder.events == [.head(200), .part("1"), .part("2"), .end("StreamError")])
+        #expect(recorder.endError as? StreamError == .idleTimeout(0.3))
+
+        // A consumer slower than the timeout is not idleness: the timer runs only while a part is awaited.
+        let slow = ScriptedTransport { _ in (200, [:], [.part(Data("1".utf8)), .part(Data("2".utf8))]) }
+        let patient = StreamRecorder(demandsAtOnce: false)
+        let exchange = stream(
+            SessionManager(transport: slow), options: RequestOptions(streamIdleTimeout: 0.2), recorder: patient)
+        for _ in 0..<200 where patient.events.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(400))
+        exchange.demand()
+        for _ in 0..<200 where patient.events.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(400))
+        exchange.demand()
+        exchange.demand()
+        #expect(await patient.ended())
+        #expect(patient.events == [.head(200), .part("1"), .part("2"), .end(nil)])
+    }
+
+    @Test func theStreamDeadlineEndsAnEndlessStream() async throws {
+        let transport = ScriptedTransport { _ in
+            (
+                200, [:],
+                Array(repeating: [ResponsePlayback.Step.part(Data("tick".utf8)), .pause(0.02)], count: 1000).flatMap {
+                    $0
+                }
+            )
+        }
+        let recorder = StreamRecorder()
+        let started = ContinuousClock.now
+        _ = stream(
+            SessionManager(transport: transport), options: RequestOptions(streamDeadline: 0.3), recorder: recorder)
+        #expect(await recorder.ended())
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(recorder.endError as? StreamError == .deadlineExceeded(0.3))
+        #expect(recorder.events.first == .head(200))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(recorder.endCount == 1)
+    }
+
+    @Test func cancellingEndsTheStreamOnceAtAnyPoint() async throws {
+        for delay in [0, 1, 5, 20, 60] {
+            let transport = ScriptedTransport { _ in
+                (
+                    200, [:],
+                    Array(repeating: [ResponsePlayback.Step.part(Data("t".utf8)), .pause(0.005)], count: 400).flatMap {
+                        $0
+                    }
+                )
+            }
+            let recorder = StreamRecorder()
+            let exchange = stream(SessionManager(transport: transport), recorder: recorder)
+            try await Task.sleep(for: .milliseconds(delay))
+            exchange.cancel()
+            exchange.cancel()
+            #expect(await recorder.ended())
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(recorder.endCount == 1)
+            #expect((recorder.endError as? URLError)?.code == .cancelled)
+            #expect(recorder.events.last == .end("URLError"))
+        }
+    }
+
+    @Test func aManagerWithoutAStreamOfItsOwnPlaysTheWholeResponse() async throws {
+        let mock = MockNetworkSessionManager(responses: [.success(body: Data("whole".utf8))])
+        let recorder = StreamRecorder()
+        let exchange = mock.stream(URLRequest(url: url), options: RequestOptions(), to: recorder)
+        recorder.exchange = exchange
+        #expect(await recorder.ended())
+        #expect(recorder.events == [.head(200), .part("whole"), .end(nil)])
+    }
+}
