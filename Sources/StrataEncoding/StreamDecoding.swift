@@ -142,17 +142,26 @@ extension StreamDecoder where Self == LineDecoder {
 
 /// The body as JSON Lines (`application/jsonl`, also sent as `application/x-ndjson`): one JSON
 /// value per line, each decoded into `Value` as its line completes. Blank lines are skipped.
-public struct JSONLinesDecoder<Value: Decodable & Sendable>: StreamDecoder {
+public struct JSONLinesDecoder<Value: Sendable>: StreamDecoder {
     private var splitter: LineSplitter
-    private let decoder: JSONDecoder
+    private let decoder: @Sendable (Data) throws -> Value
 
     /// Decodes lines of at most `maximumLength` bytes with `decoder`.
     public init(
         _ type: Value.Type = Value.self, decoder: JSONDecoder = JSONDecoder(),
         maximumLength: Int = LineDecoder.defaultMaximumLength
+    ) where Value: Decodable {
+        splitter = LineSplitter(limit: maximumLength)
+        self.decoder = { try decoder.decode(Value.self, from: $0) }
+    }
+
+    /// Decodes lines of at most `maximumLength` bytes with `decode` (an endpoint's response
+    /// decoder, say).
+    public init(
+        maximumLength: Int = LineDecoder.defaultMaximumLength, decode: @escaping @Sendable (Data) throws -> Value
     ) {
         splitter = LineSplitter(limit: maximumLength)
-        self.decoder = decoder
+        self.decoder = decode
     }
 
     /// Decodes each line `bytes` completes.
@@ -172,11 +181,13 @@ public struct JSONLinesDecoder<Value: Decodable & Sendable>: StreamDecoder {
         }
     }
 
-    private static func value(of line: UnsafeBufferPointer<UInt8>, with decoder: JSONDecoder) throws -> Value? {
+    private static func value(
+        of line: UnsafeBufferPointer<UInt8>, with decode: @Sendable (Data) throws -> Value
+    ) throws -> Value? {
         guard line.contains(where: { $0 != 0x20 && $0 != 0x09 }) else { return nil }
         let data = Data(buffer: line)
         do {
-            return try decoder.decode(Value.self, from: data)
+            return try decode(data)
         } catch {
             throw JSONLinesError(line: data, underlying: error)
         }

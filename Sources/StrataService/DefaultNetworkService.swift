@@ -84,11 +84,7 @@ public struct DefaultNetworkService: NetworkService {
             return CancellationToken()
         }
 
-        var options = endpoint.options
-        // The configuration's headers belong to its API: a redirect to another origin drops them.
-        let endpointHeaders = endpoint.headerParameters
-        options.originBoundHeaderNames.formUnion(
-            configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
+        let options = options(for: endpoint)
         let destination = options.downloadDestination
         // Strata's pipeline completes exactly once, at once when cancelled (with
         // `URLError.cancelled`, which maps to `.cancelled`): its handle is the caller's.
@@ -105,6 +101,39 @@ public struct DefaultNetworkService: NetworkService {
                     Self.saved(NetworkError.result(data: data, response: response, error: error), to: destination))
             })
         return call
+    }
+
+    /// Sends the request `endpoint` describes through the session manager's stream (see
+    /// ``NetworkService/stream(endpoint:to:)``); a request that cannot be built ends at once with
+    /// its ``NetworkError``.
+    public func stream(endpoint: any Requestable, to receiver: any ResponseReceiver) -> any ResponseExchange {
+        let mapped = NetworkErrorMapping(receiver)
+        guard endpoint.bodyEncoding.isSlowToEncode else { return startStream(endpoint, to: mapped) }
+        let slot = ExchangeSlot()
+        StrataQueue.make("Strata.NetworkService.encoding").async {
+            slot.set(startStream(endpoint, to: mapped))
+        }
+        return slot
+    }
+
+    private func startStream(_ endpoint: any Requestable, to receiver: NetworkErrorMapping) -> any ResponseExchange {
+        let request: URLRequest
+        do {
+            request = try endpoint.urlRequest(with: configuration)
+        } catch {
+            return ResponsePlayback.start(head: nil, steps: [.fail(NetworkError(error))], to: receiver)
+        }
+        return sessionManager.stream(request, options: options(for: endpoint), to: receiver)
+    }
+
+    /// The endpoint's options, with the configuration's headers bound to its origin: a redirect
+    /// to another origin drops them.
+    private func options(for endpoint: any Requestable) -> RequestOptions {
+        var options = endpoint.options
+        let endpointHeaders = endpoint.headerParameters
+        options.originBoundHeaderNames.formUnion(
+            configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
+        return options
     }
 
     /// What a session manager reported, as the service reports it: a download names its file.

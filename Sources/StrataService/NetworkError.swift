@@ -40,6 +40,8 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
     /// The server's certificate chain was refused by the transport's ``/StrataSession/ServerTrustEvaluator``,
     /// or could not be evaluated; nothing was sent.
     case serverTrust(ServerTrustError)
+    /// A streamed response ended early: one of its deadlines passed, or it broke one of its limits.
+    case stream(StreamError)
     /// Any other error, reported by a session manager, a request adapter or a retrier.
     case underlying(any Error)
 
@@ -86,6 +88,8 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
             return error.errorDescription
         case .serverTrust(let error):
             return error.errorDescription
+        case .stream(let error):
+            return error.errorDescription
         case .underlying(let error):
             return error.localizedDescription
         }
@@ -110,6 +114,7 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
         case .invalidRequest(let error): return "NetworkError.invalidRequest(\(error.description))"
         case .redirect(let error): return "NetworkError.redirect(\(error.description))"
         case .serverTrust(let error): return "NetworkError.serverTrust(\(error.description))"
+        case .stream(let error): return "NetworkError.stream(\(error.description))"
         case .underlying(let error as URLError): return "NetworkError.underlying(\(Self.describe(error)))"
         case .underlying(let error): return "NetworkError.underlying(\(String(reflecting: error)))"
         }
@@ -215,6 +220,11 @@ extension NetworkError {
         switch error {
         case let error as NetworkError:
             self = error
+        case let failure as FailedResponse:
+            self = NetworkError(
+                failure.error, response: NetworkResponse(failure.head, body: failure.body), data: failure.body)
+        case let error as StreamError:
+            self = .stream(error)
         case SessionError.unacceptableStatusCode(let code):
             self = .unacceptableStatusCode(response() ?? NetworkResponse(statusCode: code, body: data ?? Data()))
         case SessionError.invalidResponse:

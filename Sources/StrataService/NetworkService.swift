@@ -1,6 +1,7 @@
 import Foundation
 import StrataCore
 import StrataEndpoint
+import StrataSession
 
 /// Runs an endpoint's request and reports the raw outcome: a ``NetworkResponse`` or a ``NetworkError``.
 ///
@@ -15,9 +16,22 @@ public protocol NetworkService: Sendable {
     /// - Returns: a handle that cancels the request; the completion then receives ``NetworkError/cancelled``.
     @discardableResult
     func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable
+
+    /// Sends the request `endpoint` describes and hands its accepted response to `receiver` as it
+    /// comes: the head, one body part per ``/StrataSession/ResponseExchange/demand()``, then the
+    /// end exactly once — `nil` when the body is complete, else a ``NetworkError``. The decoded
+    /// forms, ``stream(endpoint:decoding:receive:completion:)`` and
+    /// ``stream(endpoint:decoding:)``, are built on it.
+    func stream(endpoint: any Requestable, to receiver: any ResponseReceiver) -> any ResponseExchange
 }
 
 extension NetworkService {
+    /// For a service that answers only whole (a test double): the whole response, played to
+    /// `receiver` once it has arrived.
+    public func stream(endpoint: any Requestable, to receiver: any ResponseReceiver) -> any ResponseExchange {
+        bufferedStream(endpoint: endpoint, to: receiver)
+    }
+
     /// Sends the request `endpoint` describes; cancelling the Swift task cancels the request.
     /// - Throws: ``NetworkError``.
     public func request(endpoint: any Requestable) async throws(NetworkError) -> NetworkResponse {

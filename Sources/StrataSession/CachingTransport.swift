@@ -149,8 +149,8 @@ extension CachedExchange {
             }
             lock.unlock()
             if head.statusCode == 304, let stored, let response {
-                // A 304 has no body: its exchange is asked for its end, which nobody hears.
-                exchange?.demand()
+                // A 304 has no body; whatever is left of its exchange is nobody's.
+                exchange?.cancel()
                 guard
                     let refreshed = cache.refresh(
                         stored, with: response, requestTime: requestTime, responseTime: cache.now())

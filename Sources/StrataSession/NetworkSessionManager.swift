@@ -40,7 +40,9 @@ public protocol NetworkSessionManager: Sendable {
     /// whole response once it has arrived.
     /// - Returns: The stream: ask it for each part, or cancel it (the end is then
     ///   `URLError(.cancelled)`, unless the stream had ended).
-    func stream(_ request: URLRequest, options: RequestOptions, to receiver: any ResponseReceiver)
+    func stream(
+        _ request: URLRequest, options: RequestOptions, to receiver: any ResponseReceiver
+    )
         -> any ResponseExchange
 }
 

@@ -121,18 +121,20 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         return cancelled
     }
 
-    /// Ends the exchange with `URLError(.cancelled)` at once, unless it had ended; what is queued is
-    /// dropped, and the network side stopped.
+    /// Ends the exchange with `URLError(.cancelled)` at once, unless the receiver has been told its
+    /// end; what is queued is dropped, and the network side stopped.
     public func cancel() {
         lock.lock()
-        guard !ended, !cancelled else { return lock.unlock() }
+        // Also when the end has arrived but not been asked for: the receiver is told now.
+        guard !closed, !cancelled else { return lock.unlock() }
+        let networkEnded = ended
         cancelled = true
         ended = true
         items.removeAll()
         first = 0
         buffered = 0
         items.append(.end(URLError(.cancelled)))
-        let stop = self.stop
+        let stop = networkEnded ? nil : self.stop
         self.stop = nil
         lock.unlock()
         stop?()

@@ -29,7 +29,7 @@ public struct FailedResponse: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(error) (status \(head.statusCode), \(body.count) body bytes)" }
 
     /// What a stream's receiver is told for an `outcome` that failed before its response was handed on.
-    static func ending(_ outcome: TransportOutcome) -> any Error {
+    package static func ending(_ outcome: TransportOutcome) -> any Error {
         let error = outcome.error ?? SessionError.invalidResponse
         guard let head = outcome.head else { return error }
         return FailedResponse(head: head, body: outcome.body, error: error)
@@ -44,7 +44,8 @@ public struct FailedResponse: Error, Sendable, CustomStringConvertible {
 /// (``demand()``), and the end once. From then on nothing is retried, and the request's
 /// `timeoutInterval` no longer applies; ``/StrataCore/RequestOptions/streamIdleTimeout`` and
 /// ``/StrataCore/RequestOptions/streamDeadline`` do.
-final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+// Sendable: `lock` guards the `var`s.
+final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Sendable {
     /// The caller's receiver, which holds this stream: dropped at the end, with the execution.
     private var receiver: (any ResponseReceiver)?
     private let idleTimeout: TimeInterval?
@@ -133,7 +134,8 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
         let handedOver = exchange != nil
         let timers = (idleTimer, deadlineTimer)
         let receiver = self.receiver
-        (idleTimer, deadlineTimer, self.receiver, execution) = (nil, nil, nil, nil)
+        // Nothing of the request is kept for a caller that keeps this handle.
+        (idleTimer, deadlineTimer, self.receiver, execution, exchange) = (nil, nil, nil, nil, nil)
         lock.unlock()
         timers.0?.cancel()
         timers.1?.cancel()
@@ -144,6 +146,7 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
 
     func demand() {
         lock.lock()
+        guard !ended else { return lock.unlock() }
         guard let exchange else {
             pendingDemand = true
             return lock.unlock()
@@ -204,18 +207,20 @@ extension NetworkSessionManager {
     public func stream(
         _ request: URLRequest, options: RequestOptions, to receiver: any ResponseReceiver
     ) -> any ResponseExchange {
-        let call = BufferedStream(to: receiver)
-        call.start(self.request(request, options: options) { data, response, error in
-            let head = (response as? HTTPURLResponse).map { ResponseHead($0) }
-            call.arrived(TransportOutcome(head: head, body: data ?? Data(), error: error))
-        })
+        let call = BufferedStream(to: receiver, failure: FailedResponse.ending)
+        call.start(
+            self.request(request, options: options) { data, response, error in
+                let head = (response as? HTTPURLResponse).map { ResponseHead($0) }
+                call.arrived(TransportOutcome(head: head, body: data ?? Data(), error: error))
+            })
         return call
     }
 }
 
-/// ``NetworkSessionManager/stream(_:options:to:)``'s default: the whole response, once it has
-/// arrived, played to the receiver; cancelling ends the request, or the playback.
-private final class BufferedStream: ResponseExchange, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+/// A stream for a layer that has no stream of its own (``NetworkSessionManager/stream(_:options:to:)``'s
+/// default, and the network service's): the whole response, once it has arrived, played to the
+/// receiver; a failure is its end, as `failure` words it. Cancelling ends the request, or the playback.
+package final class BufferedStream: ResponseExchange, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
     private enum Phase {
         case requesting((any NetworkCancellable)?)
         case playing(ResponsePlayback)
@@ -228,11 +233,15 @@ private final class BufferedStream: ResponseExchange, @unchecked Sendable {  // 
     private var phase = Phase.requesting(nil)
     private var pendingDemand = false
 
-    init(to receiver: any ResponseReceiver) {
+    private let failure: @Sendable (TransportOutcome) -> any Error
+
+    package init(to receiver: any ResponseReceiver, failure: @escaping @Sendable (TransportOutcome) -> any Error) {
         self.receiver = receiver
+        self.failure = failure
     }
 
-    func start(_ request: any NetworkCancellable) {
+    /// The request under way, whose outcome ``arrived(_:)`` takes.
+    package func start(_ request: any NetworkCancellable) {
         lock.lock()
         guard case .requesting = phase else {
             lock.unlock()
@@ -242,14 +251,15 @@ private final class BufferedStream: ResponseExchange, @unchecked Sendable {  // 
         lock.unlock()
     }
 
-    func arrived(_ outcome: TransportOutcome) {
+    /// The request's outcome: played, or its failure told.
+    package func arrived(_ outcome: TransportOutcome) {
         lock.lock()
         guard case .requesting = phase, let receiver else { return lock.unlock() }
         self.receiver = nil
         guard outcome.error == nil, outcome.head != nil else {
             phase = .done
             lock.unlock()
-            return receiver.finish(FailedResponse.ending(outcome))
+            return receiver.finish(failure(outcome))
         }
         let playback = ResponsePlayback.start(outcome, to: receiver)
         phase = .playing(playback)
@@ -258,7 +268,7 @@ private final class BufferedStream: ResponseExchange, @unchecked Sendable {  // 
         if demands { playback.demand() }
     }
 
-    func demand() {
+    package func demand() {
         lock.lock()
         guard case .playing(let playback) = phase else {
             pendingDemand = true
@@ -268,7 +278,7 @@ private final class BufferedStream: ResponseExchange, @unchecked Sendable {  // 
         playback.demand()
     }
 
-    var isCancelled: Bool {
+    package var isCancelled: Bool {
         lock.lock()
         defer { lock.unlock() }
         switch phase {
@@ -278,7 +288,7 @@ private final class BufferedStream: ResponseExchange, @unchecked Sendable {  // 
         }
     }
 
-    func cancel() {
+    package func cancel() {
         lock.lock()
         let (phase, receiver) = (self.phase, self.receiver)
         if case .requesting = phase { (self.phase, self.receiver) = (.done, nil) }

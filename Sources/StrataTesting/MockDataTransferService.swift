@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import StrataConfiguration
 import StrataCore
+import StrataEncoding
 import StrataEndpoint
 import StrataService
 import StrataSession
@@ -36,6 +37,10 @@ public final class MockDataTransferService: DataTransferService {
         case failure(DataTransferError)
         /// No answer until the request is cancelled.
         case pending
+        /// This streamed response, decoded part by part as the stream asks (for
+        /// ``/StrataTransfer/DataTransferService/stream(_:decoding:on:receive:completion:)``); an
+        /// array of elements in `.value` is handed on as it is.
+        case stream(StreamScript)
     }
 
     /// The error of a request for which no stub was left.
@@ -97,6 +102,8 @@ public final class MockDataTransferService: DataTransferService {
             case .response(let response): return Self.validate(response, for: endpoint).map { _ in () }
             case .failure(let error): return .failure(error)
             case .pending: return nil
+            case .stream:
+                return .failure(.parsing(TypeMismatch(expected: "a whole response", found: "a stream"), body: Data()))
             }
         }
     }
@@ -128,7 +135,89 @@ public final class MockDataTransferService: DataTransferService {
                 return .failure(error)
             case .pending:
                 return nil
+            case .stream:
+                let mismatch = TypeMismatch(expected: String(describing: T.self), found: "a stream")
+                return .failure(.parsing(mismatch, body: Data()))
             }
+        }
+    }
+
+    /// Records the endpoint's request and plays the next stub through `decoder`: a
+    /// ``Stub/stream(_:)`` part by part, a ``Stub/response(_:)`` as one part, a ``Stub/value(_:)``
+    /// holding an array of elements (or one) as they are.
+    @discardableResult
+    public func stream<Decoder: StreamDecoder>(
+        _ endpoint: any Requestable,
+        decoding decoder: Decoder,
+        on queue: DispatchQueue?,
+        receive: @escaping @Sendable (Decoder.Element) -> Void,
+        completion: @escaping CompletionHandler<Void>
+    ) -> any NetworkCancellable {
+        let consumer = DecodingConsumer(
+            decoder, delivery: queue ?? completionQueue, receive: receive, mapError: Self.streamError,
+            completion: { completion($0.map { _ in () }) })
+        let url: URL
+        let stub: Stub?
+        do {
+            let request = try endpoint.urlRequest(with: configuration)
+            url = request.url ?? MockDefaults.baseURL
+            stub = state.withLock { state -> Stub? in
+                state.requests.append(request)
+                return state.stubs.isEmpty ? nil : state.stubs.removeFirst()
+            }
+        } catch {
+            consumer.start(ResponsePlayback.start(head: nil, steps: [.fail(NetworkError(error))], to: consumer))
+            return consumer
+        }
+        let acceptable = endpoint.options.acceptableStatusCodes ?? RequestOptions.defaultAcceptableStatusCodes
+        let unacceptable: @Sendable (TransportOutcome) -> any Error = { outcome in
+            guard let head = outcome.head else { return outcome.error ?? URLError(.badServerResponse) }
+            return DataTransferError.networkFailure(.unacceptableStatusCode(NetworkResponse(head, body: outcome.body)))
+        }
+        switch stub {
+        case nil:
+            let missing = DataTransferError.resolvedNetworkFailure(MissingStub(url: url.absoluteString))
+            consumer.start(ResponsePlayback.start(head: nil, steps: [.fail(missing)], to: consumer))
+        case .failure(let error):
+            consumer.start(ResponsePlayback.start(head: nil, steps: [.fail(error)], to: consumer))
+        case .pending:
+            consumer.start(ResponseRelay(to: consumer))
+        case .stream(let script):
+            consumer.start(script.play(url: url, acceptable: acceptable, to: consumer, failure: unacceptable))
+        case .response(let response):
+            let script = StreamScript(
+                statusCode: response.statusCode, headers: response.headers.dictionary, steps: [.part(response.body)])
+            consumer.start(script.play(url: url, acceptable: acceptable, to: consumer, failure: unacceptable))
+        case .value(let value):
+            let elements = (value as? [Decoder.Element]) ?? (value as? Decoder.Element).map { [$0] }
+            guard let elements else {
+                let mismatch = TypeMismatch(
+                    expected: "[\(Decoder.Element.self)]", found: String(describing: type(of: value)))
+                let error = DataTransferError.parsing(mismatch, body: Data())
+                consumer.start(ResponsePlayback.start(head: nil, steps: [.fail(error)], to: consumer))
+                return consumer
+            }
+            let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled)), completion)
+            let deliver: @Sendable () -> Void = {
+                for element in elements where !call.isCompleted { receive(element) }
+                call.complete(.success(()))
+            }
+            if let queue = queue ?? completionQueue { queue.async(execute: deliver) } else { deliver() }
+            return call
+        }
+        return consumer
+    }
+
+    /// What ends a played stream, as the data-transfer layer says it.
+    private static func streamError(_ error: any Error) -> DataTransferError {
+        switch error {
+        case let error as DataTransferError: return error
+        case let error as NetworkError: return .networkFailure(error)
+        case let error as StreamError: return .networkFailure(.stream(error))
+        case let error as JSONLinesError: return .parsing(error.underlying, body: error.line)
+        case let error as URLError where error.code == .cancelled: return .networkFailure(.cancelled)
+        case let error as URLError: return .networkFailure(.transport(error))
+        default: return .parsing(error, body: Data())
         }
     }
 

@@ -4,6 +4,7 @@ import StrataConfiguration
 import StrataCore
 import StrataEndpoint
 import StrataService
+import StrataSession
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -21,8 +22,14 @@ import StrataService
 /// let transfer = DefaultDataTransferService(networkService: network, completionQueue: .global())
 /// ```
 public final class MockNetworkService: NetworkService {
+    /// An enqueued answer: a whole result, or a streamed response.
+    private enum Answer: Sendable {
+        case result(Result<NetworkResponse, NetworkError>)
+        case stream(StreamScript)
+    }
+
     private struct State: Sendable {
-        var queue: [Result<NetworkResponse, NetworkError>] = []
+        var queue: [Answer] = []
         var requests: [URLRequest] = []
     }
 
@@ -48,12 +55,18 @@ public final class MockNetworkService: NetworkService {
         self.configuration = configuration
         self.fallback = fallback
         self.completionQueue = completionQueue
-        state.withLock { $0.queue = results }
+        state.withLock { $0.queue = results.map(Answer.result) }
     }
 
     /// Adds a result after those already enqueued.
     public func enqueue(_ result: Result<NetworkResponse, NetworkError>) {
-        state.withLock { $0.queue.append(result) }
+        state.withLock { $0.queue.append(.result(result)) }
+    }
+
+    /// Adds a streamed response after those already enqueued: played part by part to a stream
+    /// (``/StrataService/NetworkService/stream(endpoint:to:)``), collected whole for a request.
+    public func enqueue(stream script: StreamScript) {
+        state.withLock { $0.queue.append(.stream(script)) }
     }
 
     /// Every request built, in order.
@@ -64,14 +77,15 @@ public final class MockNetworkService: NetworkService {
     public func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
         let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
         let result: Result<NetworkResponse, NetworkError>
-        do {
-            let request = try endpoint.urlRequest(with: configuration)
-            result = state.withLock { state in
-                state.requests.append(request)
-                return state.queue.isEmpty ? fallback : state.queue.removeFirst()
-            }
-        } catch {
-            result = .failure(NetworkError(error))
+        switch next(endpoint) {
+        case .result(let answer):
+            result = answer
+        case .stream(let script):
+            // Collected whole, as a request that is not streamed is.
+            let slot = ExchangeSlot()
+            slot.set(stream(script, for: endpoint, to: CollectingReceiver(slot) { call.complete($0) }))
+            call.attach(slot)
+            return call
         }
         if let completionQueue {
             completionQueue.async { call.complete(result) }
@@ -80,10 +94,111 @@ public final class MockNetworkService: NetworkService {
         }
         return call
     }
+
+    /// Builds and records the endpoint's request and plays the next stubbed answer to `receiver`:
+    /// a streamed one part by part, a whole one as one part; a status the endpoint does not accept
+    /// ends it with ``/StrataService/NetworkError/unacceptableStatusCode(_:)`` and its body.
+    public func stream(endpoint: any Requestable, to receiver: any ResponseReceiver) -> any ResponseExchange {
+        switch next(endpoint) {
+        case .result(.failure(let error)):
+            return ResponsePlayback.start(head: nil, steps: [.fail(error)], to: receiver)
+        case .result(.success(let response)):
+            let script = StreamScript(
+                statusCode: response.statusCode, headers: response.headers.dictionary, steps: [.part(response.body)])
+            return stream(script, for: endpoint, to: receiver)
+        case .stream(let script):
+            return stream(script, for: endpoint, to: receiver)
+        }
+    }
+
+    private func stream(
+        _ script: StreamScript, for endpoint: any Requestable, to receiver: any ResponseReceiver
+    ) -> any ResponseExchange {
+        let url = (try? endpoint.urlRequest(with: configuration))?.url ?? MockDefaults.baseURL
+        let acceptable = endpoint.options.acceptableStatusCodes ?? RequestOptions.defaultAcceptableStatusCodes
+        return script.play(url: url, acceptable: acceptable, to: NetworkFailures(receiver)) { outcome in
+            NetworkFailures.error(outcome)
+        }
+    }
+
+    /// Builds and records the endpoint's request and takes the next answer; a request that cannot
+    /// be built is the failure.
+    private func next(_ endpoint: any Requestable) -> Answer {
+        do {
+            let request = try endpoint.urlRequest(with: configuration)
+            return state.withLock { state in
+                state.requests.append(request)
+                return state.queue.isEmpty ? .result(fallback) : state.queue.removeFirst()
+            }
+        } catch {
+            return .result(.failure(NetworkError(error)))
+        }
+    }
+
 }
 
 /// Defaults shared by the mocks.
 public enum MockDefaults {
     /// `https://api.strata.test`, the base URL mocks build requests against by default.
     public static let baseURL: URL = URL(string: "https://api.strata.test") ?? URL(fileURLWithPath: "/")
+}
+
+/// Ends a played stream with a ``/StrataService/NetworkError``, as the real service does.
+private final class NetworkFailures: ResponseReceiver {
+    private let receiver: any ResponseReceiver
+
+    init(_ receiver: any ResponseReceiver) {
+        self.receiver = receiver
+    }
+
+    static func error(_ outcome: TransportOutcome) -> NetworkError {
+        let error = outcome.error ?? SessionError.invalidResponse
+        if let error = error as? NetworkError { return error }
+        if case SessionError.unacceptableStatusCode = error, let head = outcome.head {
+            return .unacceptableStatusCode(NetworkResponse(head, body: outcome.body))
+        }
+        return .underlying(error)
+    }
+
+    func receive(_ head: ResponseHead) { receiver.receive(head) }
+    func receive(_ part: Data) { receiver.receive(part) }
+    func finish(_ error: (any Error)?) {
+        receiver.finish(error.map { Self.error(TransportOutcome(head: nil, error: $0)) })
+    }
+}
+
+/// Collects a played stream whole, as a request's result.
+private final class CollectingReceiver: ResponseReceiver, @unchecked Sendable {  // Sendable: calls come one at a time.
+    private var head: ResponseHead?
+    private var body = Data()
+    private let exchange: any ResponseExchange
+    private let completion: @Sendable (Result<NetworkResponse, NetworkError>) -> Void
+
+    init(
+        _ exchange: any ResponseExchange,
+        _ completion: @escaping @Sendable (Result<NetworkResponse, NetworkError>) -> Void
+    ) {
+        self.exchange = exchange
+        self.completion = completion
+    }
+
+    func receive(_ head: ResponseHead) {
+        self.head = head
+        exchange.demand()
+    }
+
+    func receive(_ part: Data) {
+        body.append(part)
+        exchange.demand()
+    }
+
+    func finish(_ error: (any Error)?) {
+        if let error = error as? NetworkError {
+            completion(.failure(error))
+        } else if let head {
+            completion(.success(NetworkResponse(head, body: body)))
+        } else {
+            completion(.failure(.invalidResponse))
+        }
+    }
 }

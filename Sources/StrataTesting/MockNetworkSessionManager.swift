@@ -30,6 +30,8 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
         case failure(any Error)
         /// No answer until the request is cancelled; then `URLError(.cancelled)`.
         case pending
+        /// This streamed response: played part by part to a stream, collected whole for a request.
+        case stream(StreamScript)
     }
 
     private struct State: Sendable {
@@ -81,11 +83,7 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
         options: RequestOptions,
         completion: @escaping CompletionHandler
     ) -> any NetworkCancellable {
-        let response = state.withLock { state -> Response in
-            state.requests.append(request)
-            state.options.append(options)
-            return state.queue.isEmpty ? fallback : state.queue.removeFirst()
-        }
+        let response = next(request, options)
         let call = CancellableCompletion<(Data?, URLResponse?, (any Error)?)>(
             cancelledWith: (nil, nil, URLError(.cancelled))
         ) { completion($0.0, $0.1, $0.2) }
@@ -97,6 +95,23 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
             return call
         case .failure(let error):
             deliver = { call.complete((nil, nil, error)) }
+        case .stream(let script):
+            // Collected whole, as a manager does for a request that is not streamed.
+            let slot = ExchangeSlot()
+            let acceptable = acceptable.contains(script.statusCode)
+            slot.set(
+                ResponsePlayback.start(
+                    head: ResponseHead(
+                        url: request.url ?? URL(fileURLWithPath: "/"), statusCode: script.statusCode,
+                        httpVersion: "HTTP/1.1", headers: HTTPHeaders(script.headers)),
+                    pauseBeforeHead: script.pauseBeforeHead, steps: script.steps,
+                    to: BodyCollector(from: slot) { outcome in
+                        let error =
+                            outcome.error ?? (acceptable ? nil : SessionError.unacceptableStatusCode(script.statusCode))
+                        call.complete((outcome.body, outcome.response, error))
+                    }))
+            call.attach(slot)
+            return call
         case .success(let statusCode, let headers, let body):
             let url = request.url ?? URL(fileURLWithPath: "/")
             let httpResponse = HTTPURLResponse(
@@ -111,5 +126,36 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
             deliver()
         }
         return call
+    }
+
+    /// Records `request` and plays the next stubbed response to `receiver` as a stream: a
+    /// ``Response/stream(_:)`` part by part, any other whole; an unacceptable status ends it with a
+    /// ``/StrataSession/FailedResponse`` carrying the body.
+    public func stream(
+        _ request: URLRequest, options: RequestOptions, to receiver: any ResponseReceiver
+    ) -> any ResponseExchange {
+        let url = request.url ?? URL(fileURLWithPath: "/")
+        let acceptable = options.acceptableStatusCodes ?? acceptableStatusCodes
+        let script: StreamScript
+        switch next(request, options) {
+        case .pending:
+            return ResponseRelay(to: receiver)
+        case .failure(let error):
+            return ResponsePlayback.start(head: nil, steps: [.fail(error)], to: receiver)
+        case .success(let statusCode, let headers, let body):
+            script = StreamScript(statusCode: statusCode, headers: headers, steps: [.part(body)])
+        case .stream(let streamed):
+            script = streamed
+        }
+        return script.play(url: url, acceptable: acceptable, to: receiver, failure: FailedResponse.ending)
+    }
+
+    /// Records `request` and takes the next stubbed response.
+    private func next(_ request: URLRequest, _ options: RequestOptions) -> Response {
+        state.withLock { state -> Response in
+            state.requests.append(request)
+            state.options.append(options)
+            return state.queue.isEmpty ? fallback : state.queue.removeFirst()
+        }
     }
 }

@@ -1,4 +1,7 @@
+import Dispatch
+import Foundation
 import StrataCore
+import StrataEncoding
 import StrataEndpoint
 import StrataService
 
@@ -46,6 +49,23 @@ public protocol DataTransferService: Sendable {
         with endpoint: E,
         completion: @escaping CompletionHandler<DataTransferResponse<T>>
     ) -> any NetworkCancellable where E.Response == T
+
+    /// Runs `endpoint` and hands each element of its body to `receive` as it arrives, as `decoder`
+    /// makes them, then calls `completion` exactly once: with success when the body ended, or with
+    /// the error that ended it (network errors through the error resolver; a body that cannot be
+    /// decoded as ``DataTransferError/parsing(_:body:)``).
+    ///
+    /// Both run on `queue` — `nil` for the service's choice (``DefaultDataTransferService``: its
+    /// completion queue) — in order; the next part of the body is read only once the elements of
+    /// the last have been handed on.
+    @discardableResult
+    func stream<Decoder: StreamDecoder>(
+        _ endpoint: any Requestable,
+        decoding decoder: Decoder,
+        on queue: DispatchQueue?,
+        receive: @escaping @Sendable (Decoder.Element) -> Void,
+        completion: @escaping CompletionHandler<Void>
+    ) -> any NetworkCancellable
 
     /// Runs `endpoint` and returns its decoded response; cancelling the Swift task cancels the request.
     func request<E: ResponseRequestable>(_ endpoint: E) async throws(DataTransferError) -> E.Response

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import StrataCore
+import StrataEncoding
 import StrataEndpoint
 import StrataService
 
@@ -142,6 +143,38 @@ public struct DefaultDataTransferService: DataTransferService {
                 DataTransferResponse(value: try decode(response), response: response)
             }
         )
+    }
+
+    /// Runs `endpoint` through the network service's stream, decoding its parts with `decoder`;
+    /// elements and the end on `queue`, or the completion queue.
+    @discardableResult
+    public func stream<Decoder: StreamDecoder>(
+        _ endpoint: any Requestable,
+        decoding decoder: Decoder,
+        on queue: DispatchQueue?,
+        receive: @escaping @Sendable (Decoder.Element) -> Void,
+        completion: @escaping CompletionHandler<Void>
+    ) -> any NetworkCancellable {
+        let resolver = errorResolver
+        let consumer = DecodingConsumer(
+            decoder, delivery: queue ?? completionQueue, receive: receive,
+            mapError: { error -> DataTransferError in Self.streamError(error, with: resolver) },
+            completion: { completion($0.map { _ in () }) })
+        consumer.start(networkService.stream(endpoint: endpoint, to: consumer))
+        return consumer
+    }
+
+    /// What ends a stream, as this layer says it: a network error resolved; a line or body that
+    /// could not be decoded, a parsing error.
+    private static func streamError(
+        _ error: any Error, with resolver: any DataTransferErrorResolver
+    ) -> DataTransferError {
+        switch error {
+        case let error as NetworkError: return resolve(error, with: resolver)
+        case let error as StreamError: return resolve(.stream(error), with: resolver)
+        case let error as JSONLinesError: return .parsing(error.underlying, body: error.line)
+        default: return .parsing(error, body: Data())
+        }
     }
 
     package static func resolve(

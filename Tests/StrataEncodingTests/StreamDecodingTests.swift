@@ -87,11 +87,13 @@ private func everySplit(of text: String) -> [[Data]] {
                 ServerSentEvent(data: " third event", lastEventID: ""),
             ])
         #expect(events("data\n\ndata\ndata\n\ndata:") == [ServerSentEvent(data: ""), ServerSentEvent(data: "\n")])
-        #expect(events("data:test\n\ndata: test\n\n") == [ServerSentEvent(data: "test"), ServerSentEvent(data: "test")])
+        #expect(
+            events("data:test\n\ndata: test\n\n") == [ServerSentEvent(data: "test"), ServerSentEvent(data: "test")])
     }
 
     @Test func everySplitOfAStreamGivesTheSameEvents() {
-        let text = "\u{FEFF}: hi\r\nevent: add\r\ndata: 1\r\nid: 7\r\n\r\ndata: two\rdata: lines\r\rretry: 2500\nevent\ndata:x\n\n"
+        let text =
+            "\u{FEFF}: hi\r\nevent: add\r\ndata: 1\r\nid: 7\r\n\r\ndata: two\rdata: lines\r\rretry: 2500\nevent\ndata:x\n\n"
         let expected = [
             ServerSentEvent(event: "add", data: "1", lastEventID: "7"),
             ServerSentEvent(data: "two\nlines", lastEventID: "7"),

@@ -74,7 +74,9 @@ import Testing
     }
 
     /// A transport that answers on a queue it can recognise: `/ok` with a `200`, `/fail` with a
-    /// `503`, `/moved` with a `302` to `/ok`.
+    /// `503`, `/moved` with a `302` to `/ok`. It answers a moment after `send` returns, as a
+    /// transport on the network does (a demand made before then is passed on by the thread that
+    /// made it).
     private struct RecognisableQueueTransport: Transport {
         static let key = DispatchSpecificKey<Bool>()
         let queue: DispatchQueue = {
@@ -85,7 +87,7 @@ import Testing
 
         func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
             let relay = ResponseRelay(to: receiver)
-            queue.async {
+            queue.asyncAfter(deadline: .now() + .milliseconds(5)) {
                 let url = attempt.request.url ?? URL(fileURLWithPath: "/")
                 let status = ["/ok": 200, "/moved": 302][url.path] ?? 503
                 let headers: HTTPHeaders = status == 302 ? ["Location": "/ok"] : [:]

@@ -46,7 +46,14 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
     private var recorded: [Event] = []
     private var ends = 0
     private var error: (any Error)?
-    var exchange: (any ResponseExchange)?
+    /// Demands made before ``exchange`` is set wait for it here.
+    private let slot = ExchangeSlot()
+    /// The stream; set once, right after it is started (a head may arrive before).
+    var exchange: (any ResponseExchange)? {
+        didSet {
+            if let exchange, oldValue == nil { slot.set(exchange) }
+        }
+    }
     let demandsAtOnce: Bool
 
     init(demandsAtOnce: Bool = true) {
@@ -59,12 +66,12 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
 
     func receive(_ head: ResponseHead) {
         lock.withLock { recorded.append(.head(head.statusCode)) }
-        if demandsAtOnce { exchange?.demand() }
+        if demandsAtOnce { slot.demand() }
     }
 
     func receive(_ part: Data) {
         lock.withLock { recorded.append(.part(String(decoding: part, as: UTF8.self))) }
-        if demandsAtOnce { exchange?.demand() }
+        if demandsAtOnce { slot.demand() }
     }
 
     func finish(_ error: (any Error)?) {
@@ -182,8 +189,8 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
         let started = ContinuousClock.now
         _ = stream(
             SessionManager(transport: transport), options: RequestOptions(streamDeadline: 0.3), recorder: recorder)
-        #expect(await recorder.ended())
-        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(await recorder.ended(within: 15))
+        #expect(ContinuousClock.now - started < .seconds(10))
         #expect(recorder.endError as? StreamError == .deadlineExceeded(0.3))
         #expect(recorder.events.first == .head(200))
         try await Task.sleep(for: .milliseconds(100))
@@ -195,7 +202,7 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
             let transport = ScriptedTransport { _ in
                 (
                     200, [:],
-                    Array(repeating: [ResponsePlayback.Step.part(Data("t".utf8)), .pause(0.005)], count: 400).flatMap {
+                    Array(repeating: [ResponsePlayback.Step.part(Data("t".utf8)), .pause(0.05)], count: 400).flatMap {
                         $0
                     }
                 )
@@ -220,5 +227,68 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
         recorder.exchange = exchange
         #expect(await recorder.ended())
         #expect(recorder.events == [.head(200), .part("whole"), .end(nil)])
+    }
+}
+
+/// A transport that keeps only weak references to what it hands out, so a test can tell that
+/// nothing of a finished exchange stays alive.
+private final class WatchedTransport: Transport {
+    private struct Watched: @unchecked Sendable {
+        weak var receiver: (any ResponseReceiver)?
+        weak var exchange: ResponseRelay?
+    }
+
+    private let watched = Locked<[Watched]>([])
+
+    var alive: Int {
+        watched.value.filter { $0.receiver != nil || $0.exchange != nil }.count
+    }
+
+    /// Which exchanges, in the order sent, are still alive, and whether by receiver or relay.
+    var aliveDescription: String {
+        watched.value.enumerated().filter { $0.element.receiver != nil || $0.element.exchange != nil }
+            .map { "#\($0.offset) receiver: \($0.element.receiver != nil) relay: \($0.element.exchange != nil)" }
+            .joined(separator: ", ")
+    }
+
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+        let relay = ResponseRelay(to: receiver)
+        watched.withLock { $0.append(Watched(receiver: receiver, exchange: relay)) }
+        let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+        DispatchQueue.global().async {
+            relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
+            relay.push(Data("body".utf8))
+            relay.end(nil)
+        }
+        return relay
+    }
+}
+
+/// No finished request leaves anything alive: the exchanges and receivers of whole, cached,
+/// downloaded, streamed and cancelled requests are all released.
+@Suite struct ExchangeLifetimeTests {
+    private let url = URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/")
+
+    @Test func finishedExchangesAndTheirReceiversAreReleased() async throws {
+        let transport = WatchedTransport()
+        let manager = SessionManager(transport: transport, cache: HTTPCache())
+        let (whole, _) = send(URLRequest(url: url), through: manager)
+        _ = try #require(await whole.first())
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let (download, _) = send(
+            URLRequest(url: url), through: manager, options: RequestOptions(downloadDestination: destination))
+        _ = try #require(await download.first())
+        let recorder = StreamRecorder()
+        recorder.exchange = manager.stream(URLRequest(url: url), options: RequestOptions(), to: recorder)
+        #expect(await recorder.ended())
+        let cancelled = StreamRecorder()
+        cancelled.exchange = manager.stream(URLRequest(url: url), options: RequestOptions(), to: cancelled)
+        cancelled.exchange?.cancel()
+        #expect(await cancelled.ended())
+        recorder.exchange = nil
+        cancelled.exchange = nil
+        for _ in 0..<200 where transport.alive > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(transport.alive == 0, "\(transport.aliveDescription)")
     }
 }

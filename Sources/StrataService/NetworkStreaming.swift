@@ -1,0 +1,366 @@
+import Dispatch
+import Foundation
+import StrataConfiguration
+import StrataCore
+import StrataEncoding
+import StrataEndpoint
+import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension NetworkService {
+    /// Sends the request `endpoint` describes and hands each element of its body to `receive` as
+    /// it arrives — byte chunks, lines, Server-Sent Events, JSON Lines values, as `decoder` makes
+    /// them — then calls `completion` exactly once: with the response (status, headers; an empty
+    /// body) when the body ended, or with the error that ended it.
+    ///
+    /// `receive` and `completion` run on a serial queue of the stream's own, in order; the next
+    /// part of the body is read only after `receive` has returned for the elements of the last,
+    /// so a slow consumer slows the server down instead of filling memory. A failure before the
+    /// response is accepted — an unacceptable status, with its body — is retried as the session
+    /// manager's retriers decide; nothing is retried once an element has been handed on.
+    ///
+    /// ```swift
+    /// service.stream(endpoint: Endpoint<Void>(path: "chat"), decoding: .serverSentEvents()) { event in
+    ///     print(event.data)
+    /// } completion: { result in
+    ///     print(result)
+    /// }
+    /// ```
+    @discardableResult
+    public func stream<Decoder: StreamDecoder>(
+        endpoint: any Requestable,
+        decoding decoder: Decoder,
+        receive: @escaping @Sendable (Decoder.Element) -> Void,
+        completion: @escaping @Sendable (Result<NetworkResponse, NetworkError>) -> Void
+    ) -> any NetworkCancellable {
+        let consumer = DecodingConsumer(
+            decoder, delivery: nil, receive: receive, mapError: { NetworkError($0, response: nil, data: nil) },
+            completion: completion)
+        consumer.start(stream(endpoint: endpoint, to: consumer))
+        return consumer
+    }
+
+    /// The elements of the body of the request `endpoint` describes, as `decoder` makes them, as
+    /// they arrive. The request is sent when iteration starts; leaving the loop or cancelling the
+    /// task cancels it. Each element is read from the network only as the loop asks for it.
+    ///
+    /// ```swift
+    /// for try await line in service.stream(endpoint: Endpoint<Void>(path: "export"), decoding: .lines()) {
+    ///     print(line)
+    /// }
+    /// ```
+    public func stream<Decoder: StreamDecoder>(
+        endpoint: any Requestable, decoding decoder: Decoder
+    ) -> ResponseStream<Decoder.Element, NetworkError> {
+        ResponseStream { consumer in
+            let decoding = DecodingConsumer(
+                decoder, delivery: nil, receive: consumer.receive,
+                mapError: { NetworkError($0, response: nil, data: nil) },
+                completion: { consumer.finish($0.map { _ in () }) })
+            decoding.start(stream(endpoint: endpoint, to: decoding))
+            return decoding
+        }
+    }
+
+    /// ``NetworkService/stream(endpoint:to:)``'s default, for a service without a stream of its
+    /// own (a test double that only answers whole): the whole response, played once it arrived.
+    package func bufferedStream(endpoint: any Requestable, to receiver: any ResponseReceiver) -> any ResponseExchange {
+        let call = BufferedStream(to: receiver) { outcome in
+            (outcome.error as? NetworkError)
+                ?? NetworkError(outcome.error ?? SessionError.invalidResponse, response: nil, data: nil)
+        }
+        call.start(
+            request(endpoint: endpoint) { result in
+                switch result {
+                case .success(let response):
+                    call.arrived(TransportOutcome(head: ResponseHead(response), body: response.body))
+                case .failure(let error):
+                    call.arrived(TransportOutcome(head: nil, error: error))
+                }
+            })
+        return call
+    }
+}
+
+extension ResponseHead {
+    /// The head of `response`: its URL, status and fields.
+    package convenience init(_ response: NetworkResponse) {
+        self.init(
+            url: response.url ?? URL(fileURLWithPath: "/"), statusCode: response.statusCode, httpVersion: "HTTP/1.1",
+            headers: response.headers)
+    }
+}
+
+/// Passes a session manager's stream on with its end as a ``NetworkError``.
+final class NetworkErrorMapping: ResponseReceiver {
+    private let receiver: any ResponseReceiver
+
+    init(_ receiver: any ResponseReceiver) {
+        self.receiver = receiver
+    }
+
+    func receive(_ head: ResponseHead) { receiver.receive(head) }
+    func receive(_ part: Data) { receiver.receive(part) }
+    func finish(_ error: (any Error)?) {
+        receiver.finish(error.map { NetworkError($0, response: nil, data: nil) })
+    }
+}
+
+/// Decodes a stream's parts into elements and hands them to a caller, a part at a time: the next
+/// part is asked for once the elements of the last have been handed on. Decoding runs on a serial
+/// queue of its own; elements and the end are handed on there, or on `delivery` when one is given.
+/// The end comes exactly once, and no element after it.
+package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: ResponseReceiver, NetworkCancellable,
+    @unchecked Sendable  // Sendable: `queue` serializes `decoder`, `head` and `done`; `exchange` is set once.
+{
+    private var decoder: Decoder
+    private let queue = StrataQueue.make("Strata.stream.decoding")
+    private let delivery: DispatchQueue?
+    private let receive: @Sendable (Decoder.Element) -> Void
+    private let mapError: @Sendable (any Error) -> Failure
+    private let completion: @Sendable (Result<NetworkResponse, Failure>) -> Void
+    private let exchange = ExchangeSlot()
+    private let cancelled = Locked(false)
+    private var head: ResponseHead?
+    private var done = false
+
+    package init(
+        _ decoder: Decoder, delivery: DispatchQueue?, receive: @escaping @Sendable (Decoder.Element) -> Void,
+        mapError: @escaping @Sendable (any Error) -> Failure,
+        completion: @escaping @Sendable (Result<NetworkResponse, Failure>) -> Void
+    ) {
+        self.decoder = decoder
+        self.delivery = delivery
+        self.receive = receive
+        self.mapError = mapError
+        self.completion = completion
+    }
+
+    /// The stream the parts come from.
+    package func start(_ exchange: any ResponseExchange) {
+        self.exchange.set(exchange)
+    }
+
+    package func receive(_ head: ResponseHead) {
+        queue.async { [self] in
+            self.head = head
+            exchange.demand()
+        }
+    }
+
+    package func receive(_ part: Data) {
+        queue.async { [self] in
+            guard !done, !cancelled.value else { return }
+            var elements: [Decoder.Element] = []
+            do {
+                try decoder.decode(part) { elements.append($0) }
+            } catch {
+                exchange.cancel()
+                return end(.failure(mapError(error)), after: elements)
+            }
+            deliver(elements) { [exchange] in exchange.demand() }
+        }
+    }
+
+    package func finish(_ error: (any Error)?) {
+        queue.async { [self] in
+            guard !done else { return }
+            var elements: [Decoder.Element] = []
+            if let error {
+                return end(.failure(mapError(error)), after: [])
+            }
+            do {
+                try decoder.finish { elements.append($0) }
+            } catch {
+                return end(.failure(mapError(error)), after: elements)
+            }
+            let response = head.map { NetworkResponse($0, body: Data()) }
+            end(response.map { .success($0) } ?? .failure(mapError(SessionError.invalidResponse)), after: elements)
+        }
+    }
+
+    /// Hands `elements` on, then runs `next`; on `delivery` when there is one.
+    private func deliver(_ elements: [Decoder.Element], then next: @escaping @Sendable () -> Void) {
+        guard let delivery else {
+            for element in elements where !cancelled.value { receive(element) }
+            return next()
+        }
+        delivery.async { [self, elements] in
+            for element in elements where !cancelled.value { receive(element) }
+            next()
+        }
+    }
+
+    private func end(_ result: Result<NetworkResponse, Failure>, after elements: [Decoder.Element]) {
+        done = true
+        let completion = self.completion
+        deliver(elements) { completion(result) }
+    }
+
+    package var isCancelled: Bool { cancelled.value }
+
+    /// Cancels the stream: no element is handed on after this returns (on the delivery queue), and
+    /// the end is the cancellation, unless the stream had ended.
+    package func cancel() {
+        cancelled.withLock { $0 = true }
+        exchange.cancel()
+    }
+}
+
+/// The elements of a streamed body as an `AsyncSequence`: the request starts when iteration does,
+/// each next element is read from the network as the loop asks for it, and leaving the loop or
+/// cancelling the task cancels the request.
+public struct ResponseStream<Element: Sendable, Failure: Error>: AsyncSequence, Sendable {
+    /// Starts the stream, feeding `consumer`; returns its handle.
+    package typealias Start = @Sendable (ResponseStreamBuffer<Element, Failure>) -> any NetworkCancellable
+    private let start: Start
+
+    package init(_ start: @escaping Start) {
+        self.start = start
+    }
+
+    /// An iterator that starts the stream on its first `next()`.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(start: start)
+    }
+
+    /// Reads the stream's elements as they arrive.
+    public struct Iterator: AsyncIteratorProtocol {
+        private let start: Start
+        private var buffer: ResponseStreamBuffer<Element, Failure>?
+        private var owner: Owner?
+
+        init(start: @escaping Start) {
+            self.start = start
+        }
+
+        /// The next element, or `nil` when the body ended.
+        /// - Throws: The error that ended the stream (cancellation included).
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(Failure) -> Element?
+        {
+            if buffer == nil {
+                let buffer = ResponseStreamBuffer<Element, Failure>()
+                self.buffer = buffer
+                owner = Owner(buffer.run(start))
+            }
+            return try await buffer?.next()
+        }
+
+        /// `next()` for callers without typed throws.
+        public mutating func next() async throws(Failure) -> Element? {
+            try await next(isolation: nil)
+        }
+    }
+
+    /// Cancels the stream when the last iterator holding it is gone.
+    private final class Owner: Sendable {
+        let handle: any NetworkCancellable
+        init(_ handle: any NetworkCancellable) { self.handle = handle }
+        deinit { handle.cancel() }
+    }
+}
+
+/// Where a ``ResponseStream``'s elements wait for the loop: at most those of one part of the body,
+/// since the next part is asked for only when these have been taken.
+// Sendable: `lock` guards the `var`s.
+package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var elements: [Element] = []
+    private var first = 0
+    private var end: Result<Void, Failure>?
+    private var waiting: CheckedContinuation<Void, Never>?
+    private var handle: (any NetworkCancellable)?
+
+    package init() {}
+
+    func run(_ start: ResponseStream<Element, Failure>.Start) -> any NetworkCancellable {
+        let handle = start(self)
+        lock.lock()
+        self.handle = handle
+        lock.unlock()
+        return handle
+    }
+
+    /// An element arrived.
+    package func receive(_ element: Element) {
+        lock.lock()
+        elements.append(element)
+        let waiting = self.waiting
+        self.waiting = nil
+        lock.unlock()
+        waiting?.resume()
+    }
+
+    /// The stream ended.
+    package func finish(_ result: Result<Void, Failure>) {
+        lock.lock()
+        if end == nil { end = result }
+        let waiting = self.waiting
+        self.waiting = nil
+        lock.unlock()
+        waiting?.resume()
+    }
+
+    /// What the loop gets now: an element, the end, or nothing yet.
+    private enum Take {
+        case element(Element)
+        case end(Result<Void, Failure>)
+        case wait
+    }
+
+    private func take() -> Take {
+        lock.lock()
+        defer { lock.unlock() }
+        if first < elements.count {
+            let element = elements[first]
+            first += 1
+            if first == elements.count {
+                elements.removeAll(keepingCapacity: true)
+                first = 0
+            }
+            return .element(element)
+        }
+        if let end { return .end(end) }
+        return .wait
+    }
+
+    /// Parks `continuation` until an element or the end arrives; resumes it at once if one has.
+    private func park(_ continuation: CheckedContinuation<Void, Never>) {
+        lock.lock()
+        if first < elements.count || end != nil {
+            lock.unlock()
+            continuation.resume()
+        } else {
+            waiting = continuation
+            lock.unlock()
+        }
+    }
+
+    private var currentHandle: (any NetworkCancellable)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return handle
+    }
+
+    func next() async throws(Failure) -> Element? {
+        while true {
+            switch take() {
+            case .element(let element):
+                return element
+            case .end(let end):
+                try end.get()
+                return nil
+            case .wait:
+                let handle = currentHandle
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { park($0) }
+                } onCancel: {
+                    handle?.cancel()
+                }
+            }
+        }
+    }
+}

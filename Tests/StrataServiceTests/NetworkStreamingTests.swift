@@ -1,0 +1,130 @@
+import Foundation
+import StrataConfiguration
+import StrataCore
+import StrataEncoding
+import StrataEndpoint
+import StrataService
+import StrataSession
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The service layer's streams, over the real service and a scripted session manager: elements
+/// as they come, the end once, errors as `NetworkError`s, and the async form.
+@Suite struct NetworkStreamingTests {
+    private let configuration = NetworkConfiguration(
+        baseURL: URL(string: "https://api.strata.test") ?? MockDefaults.baseURL)
+
+    private func service(_ responses: [MockNetworkSessionManager.Response]) -> DefaultNetworkService {
+        DefaultNetworkService(
+            configuration: configuration, sessionManager: MockNetworkSessionManager(responses: responses))
+    }
+
+    @Test func eventsArriveOneByOneAndTheEndOnce() async throws {
+        let script = StreamScript.events(
+            [ServerSentEvent(data: "Hel"), ServerSentEvent(event: "done", data: "lo", lastEventID: "2")], every: 0.02)
+        let events = Locked<[ServerSentEvent]>([])
+        let ends = Locked<[Result<NetworkResponse, NetworkError>]>([])
+        service([.stream(script)]).stream(endpoint: Endpoint<Void>(path: "chat"), decoding: .serverSentEvents()) {
+            event in
+            events.withLock { $0.append(event) }
+        } completion: { result in
+            ends.withLock { $0.append(result) }
+        }
+        for _ in 0..<500 where ends.value.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(events.value.map(\.data) == ["Hel", "lo"])
+        #expect(events.value.last?.event == "done")
+        #expect(ends.value.count == 1)
+        let response = try #require(try? ends.value.first?.get())
+        #expect(response.statusCode == 200)
+        #expect(response.headers["Content-Type"] == "text/event-stream")
+    }
+
+    @Test func aCutConnectionEndsTheStreamAfterWhatArrived() async throws {
+        let script = StreamScript.lines(["a", "b"]).cut()
+        var lines: [String] = []
+        do {
+            for try await line in service([.stream(script)]).stream(
+                endpoint: Endpoint<Void>(path: "export"), decoding: .lines())
+            {
+                lines.append(line)
+            }
+            Issue.record("the stream should have failed")
+        } catch {
+            guard case .transport(let urlError) = error else {
+                Issue.record("expected a transport error, got \(error)")
+                return
+            }
+            #expect(urlError.code == .networkConnectionLost)
+        }
+        #expect(lines == ["a", "b"])
+    }
+
+    @Test func anUnacceptableStatusFailsWithItsBody() async throws {
+        let script = StreamScript(
+            statusCode: 429, headers: ["Retry-After": "1"], steps: [.part(Data("slow down".utf8))])
+        do {
+            for try await _ in service([.stream(script)]).stream(
+                endpoint: Endpoint<Void>(path: "feed"), decoding: .bytes)
+            {
+                Issue.record("no element of an error response is handed on")
+            }
+        } catch {
+            #expect(error.statusCode == 429)
+            #expect(error.response?.bodyText == "slow down")
+        }
+    }
+
+    @Test func leavingTheLoopCancelsTheStream() async throws {
+        let manager = MockNetworkSessionManager(responses: [
+            .stream(StreamScript.lines((0..<1000).map(String.init), every: 0.01))
+        ])
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+        var seen = 0
+        for try await _ in service.stream(endpoint: Endpoint<Void>(path: "feed"), decoding: .lines()) {
+            seen += 1
+            if seen == 3 { break }
+        }
+        #expect(seen == 3)
+        #expect(manager.requests.count == 1)
+    }
+
+    @Test func aLineOverTheLimitEndsTheStreamWithATypedError() async throws {
+        let script = StreamScript.chunks(Array(repeating: Data(repeating: 0x61, count: 1024), count: 64))
+        do {
+            for try await _ in service([.stream(script)]).stream(
+                endpoint: Endpoint<Void>(path: "feed"), decoding: .lines(maximumLength: 4096))
+            {
+                Issue.record("no line ends")
+            }
+        } catch {
+            guard case .stream(.lineTooLong(let limit)) = error else {
+                Issue.record("expected lineTooLong, got \(error)")
+                return
+            }
+            #expect(limit == 4096)
+        }
+    }
+
+    @Test func cancellingCompletesOnceWithCancelled() async throws {
+        let ends = Locked(0)
+        let last = Locked<NetworkError?>(nil)
+        let script = StreamScript.lines((0..<100).map(String.init), every: 0.05)
+        let call = service([.stream(script)]).stream(endpoint: Endpoint<Void>(path: "feed"), decoding: .lines()) { _ in
+        } completion: { result in
+            ends.withLock { $0 += 1 }
+            if case .failure(let error) = result { last.withLock { $0 = error } }
+        }
+        try await Task.sleep(for: .milliseconds(120))
+        call.cancel()
+        call.cancel()
+        for _ in 0..<200 where ends.value == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(ends.value == 1)
+        #expect(last.value?.isCancelled == true)
+    }
+}
