@@ -25,6 +25,9 @@ struct Scenario {
     var posts = false
     /// The size of a POST's body.
     var postedBytes = 4_096
+    /// For a streamed response: how long a part may be awaited, and the whole stream may last.
+    var streamIdleTimeout: TimeInterval?
+    var streamDeadline: TimeInterval?
 
     enum ResponseKind {
         /// The body as it is.
@@ -33,6 +36,10 @@ struct Scenario {
         case json
         /// XML, into ``Probe/Note``.
         case xml
+        /// Streamed, as Server-Sent Events.
+        case events
+        /// Streamed, as JSON Lines of ``Probe/Note``.
+        case jsonLines
     }
 }
 
@@ -78,6 +85,13 @@ enum Probe {
             return report
         case .json:
             return report(fault, scenario, await measure(Endpoint<ParameterValue>(path: "fault"), transfer))
+        case .events, .jsonLines:
+            let endpoint = Endpoint<Note>(
+                path: "fault",
+                options: RequestOptions(
+                    streamIdleTimeout: scenario.streamIdleTimeout, streamDeadline: scenario.streamDeadline))
+            return report(
+                fault, scenario, await measureStream(endpoint, events: scenario.response == .events, transfer))
         case .xml:
             let endpoint = Endpoint<Note>(path: "fault", responseDecoder: XMLResponseDecoder())
             let result = await measure(endpoint, transfer)
@@ -213,6 +227,46 @@ enum Probe {
                 expected: ["redirect.unsupportedLocation", "redirect.invalidLocation", "transport"])
         case .downgrade:
             return Scenario(script: { $0.close() }, expected: ["redirect.insecureRedirect"])
+        case .streamCutMidEvent:
+            return stream(["data: one\n\ndata: tw"], then: { $0.reset() }, expected: ["transport"])
+        case .streamEndlessLine:
+            return stream(
+                ["data: "],
+                then: { connection in
+                    let bytes = [UInt8](repeating: 0x78, count: 65_536)
+                    while connection.write(bytes) {}
+                }, expected: ["stream.lineTooLong"], bound: .seconds(20))
+        case .streamEndlessEvent:
+            return stream(
+                [],
+                then: { connection in
+                    let line = "data: " + String(repeating: "y", count: 1_000) + "\n"
+                    while connection.write(line) {}
+                }, expected: ["stream.eventTooLarge"], bound: .seconds(20))
+        case .streamTrickle:
+            var scenario = stream(
+                [],
+                then: { connection in
+                    while connection.write(":") { Thread.sleep(forTimeInterval: 1) }
+                }, expected: ["stream.idleTimeout"], bound: .milliseconds(2_500))
+            scenario.streamIdleTimeout = 0.5
+            return scenario
+        case .streamSilentAfterHead:
+            var scenario = stream([], then: { $0.waitForClose() }, expected: ["stream.idleTimeout"], bound: .seconds(2))
+            scenario.streamIdleTimeout = 0.5
+            return scenario
+        case .streamEndless:
+            var scenario = stream(
+                [],
+                then: { connection in
+                    while connection.write("data: tick\n\n") {}
+                }, expected: ["stream.deadlineExceeded"], bound: .seconds(3))
+            scenario.streamDeadline = 1
+            return scenario
+        case .streamInvalidJSONLine:
+            var scenario = stream(["{\"v\":\"1\"}\n{\"v\":\n"], then: { $0.close() }, expected: ["parsing"])
+            scenario.response = .jsonLines
+            return scenario
         case .redirectToPortOutOfRange, .redirectToZoneIdentifier, .redirectToEmptyHost, .redirectToNULHost,
             .redirectToIPvFuture:
             let location =
@@ -239,6 +293,23 @@ enum Probe {
                 connection.write("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 after(connection)
             }, expected: expected, posts: true, postedBytes: 8 << 20)
+    }
+
+    /// A `200` streamed until the connection ends, its body `pieces` and then whatever `then`
+    /// writes; read as Server-Sent Events.
+    private static func stream(
+        _ pieces: [String], then: @escaping @Sendable (RawConnection) -> Void, expected: Set<String>,
+        bound: Duration = .seconds(5)
+    ) -> Scenario {
+        Scenario(
+            script: { connection in
+                connection.readHead()
+                guard
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+                else { return }
+                for piece in pieces where !connection.write(piece) { return }
+                then(connection)
+            }, expected: expected, bound: bound, response: .events)
     }
 
     /// These bytes exactly, then the connection closes.
@@ -343,6 +414,29 @@ enum Probe {
         return Measured(result: result, elapsed: elapsed, calls: recorder.callCount)
     }
 
+    /// Streams `endpoint` — as events, or as JSON Lines — and counts its completions for a while
+    /// after the first.
+    static func measureStream(
+        _ endpoint: Endpoint<Note>, events: Bool, _ transfer: DefaultDataTransferService
+    ) async -> Measured<Int> {
+        let recorder = CompletionRecorder<Result<Int, DataTransferError>>()
+        let elements = NIOLockedValueBox(0)
+        let started = ContinuousClock.now
+        let count: @Sendable () -> Void = { elements.withLockedValue { $0 += 1 } }
+        let end: @Sendable (Result<Void, DataTransferError>) -> Void = { result in
+            recorder.record(result.map { elements.withLockedValue { $0 } })
+        }
+        if events {
+            transfer.events(with: endpoint, receive: { _ in count() }, completion: end)
+        } else {
+            transfer.stream(with: endpoint, receive: { _ in count() }, completion: end)
+        }
+        let result = await recorder.first(timeout: 30)
+        let elapsed = ContinuousClock.now - started
+        try? await Task.sleep(for: .milliseconds(300))
+        return Measured(result: result, elapsed: elapsed, calls: recorder.callCount)
+    }
+
     static func report<Value>(_ fault: FaultCase, _ scenario: Scenario, _ measured: Measured<Value>) -> FaultReport {
         let outcome = measured.result.map(outcome) ?? "none within 30 s"
         var problems: [String] = []
@@ -379,7 +473,17 @@ enum Probe {
             case .serverTrust: return "serverTrust"
             case .urlGeneration, .encoding, .invalidRequest: return "request"
             case .underlying(let underlying): return "underlying \(type(of: underlying))"
+            case .stream(let error): return "stream." + kind(of: error)
             }
+        }
+    }
+
+    private static func kind(of error: StreamError) -> String {
+        switch error {
+        case .idleTimeout: return "idleTimeout"
+        case .deadlineExceeded: return "deadlineExceeded"
+        case .lineTooLong: return "lineTooLong"
+        case .eventTooLarge: return "eventTooLarge"
         }
     }
 

@@ -78,6 +78,12 @@ struct ReplyWriter: Sendable {
                 guard !isHead else { return finish() }
                 streamBody(from: 0, size: size, chunkSize: max(1, chunkSize), interval: interval, chunked: chunked)
             }
+        case .pieces(let status, let headers, let pieces, let interval, let repeats, let cut):
+            channel.writeAndFlush(head(status: status, headers: headers + [("Transfer-Encoding", "chunked")]))
+                .whenComplete { _ in
+                    guard !isHead else { return finish() }
+                    writePieces(pieces, at: 0, interval: interval, repeats: repeats, cut: cut)
+                }
         case .delayed(let delay, let reply):
             channel.eventLoop.scheduleTask(in: TimeAmount(delay)) { write(reply) }
         case .raw(let bytes, let thenClose):
@@ -114,6 +120,31 @@ struct ReplyWriter: Sendable {
             let next = {
                 streamBody(from: offset + count, size: size, chunkSize: chunkSize, interval: interval, chunked: chunked)
             }
+            if interval > .zero {
+                channel.eventLoop.scheduleTask(in: TimeAmount(interval), next)
+            } else {
+                channel.eventLoop.execute(next)
+            }
+        }
+    }
+
+    private func writePieces(_ pieces: [[UInt8]], at index: Int, interval: Duration, repeats: Bool, cut: Bool) {
+        guard channel.isActive else { return }
+        guard index < pieces.count || (repeats && !pieces.isEmpty) else {
+            if cut { return channel.close(promise: nil) }
+            channel.writeAndFlush(channel.allocator.buffer(string: "0\r\n\r\n")).whenComplete { _ in finish() }
+            return
+        }
+        let piece = pieces[index % pieces.count]
+        var buffer = channel.allocator.buffer(capacity: piece.count + 16)
+        buffer.writeString(String(piece.count, radix: 16) + "\r\n")
+        buffer.writeBytes(piece)
+        buffer.writeString("\r\n")
+        channel.writeAndFlush(buffer).whenComplete { result in
+            guard case .success = result else { return }
+            // From the event loop, never nested in this callback (see `streamBody`).
+            let following = repeats ? (index + 1) % pieces.count : index + 1
+            let next = { writePieces(pieces, at: following, interval: interval, repeats: repeats, cut: cut) }
             if interval > .zero {
                 channel.eventLoop.scheduleTask(in: TimeAmount(interval), next)
             } else {

@@ -75,6 +75,21 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     /// A redirect to an IPvFuture literal (`[v1.…]`), which no transport connects to.
     case redirectToIPvFuture = "redirect-to-ipvfuture"
 
+    /// A Server-Sent Events stream cut in the middle of its second event.
+    case streamCutMidEvent = "stream-cut-mid-event"
+    /// An event stream whose one line never ends: bytes without a line feed, as long as they are read.
+    case streamEndlessLine = "stream-endless-line"
+    /// An event stream of `data` lines with no blank line, so the event never ends.
+    case streamEndlessEvent = "stream-endless-event"
+    /// An event stream that sends a byte a second.
+    case streamTrickle = "stream-trickle"
+    /// An event stream's head, then silence with the connection open.
+    case streamSilentAfterHead = "stream-silent-after-head"
+    /// An event stream that never ends, of events as fast as they are read.
+    case streamEndless = "stream-endless"
+    /// A JSON Lines body whose second line is not a value.
+    case streamInvalidJSONLine = "stream-invalid-json-line"
+
     /// Whether the case is known to crash over URLSession on Linux, where Strata cannot step in.
     public var crashesFoundationNetworking: Bool {
         self == .unparsableRedirectHost

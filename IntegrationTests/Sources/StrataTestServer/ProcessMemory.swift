@@ -8,6 +8,16 @@ import Foundation
 
 /// The memory this process has used, for the memory checks and benchmarks.
 public enum ProcessMemory {
+    /// Resident memory of this process now, in bytes: `VmRSS` from /proc/self/status on Linux;
+    /// `nil` where there is none.
+    public static func currentResidentBytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
     /// Peak resident memory of this process in bytes: `VmHWM` from /proc/self/status on Linux (it
     /// belongs to this program's address space; `ru_maxrss` would also count whatever ran in the
     /// process before `exec`, such as `swift run` itself), `ru_maxrss` elsewhere.

@@ -28,6 +28,11 @@ import NIOCore
 /// | `POST /multipart` | the parts of a `multipart/form-data` body, parsed by MultipartKit, as JSON |
 /// | `* /xml` | the request body back as `application/xml` |
 /// | `GET /fault/{name}` | a broken answer: see ``Fault`` |
+/// | `GET /sse?count=&interval=&retry=&cut=1` | `count` Server-Sent Events `interval` ms apart, numbered on from `Last-Event-ID`; cut instead of ended with `cut=1` |
+/// | `GET /sse-session?key=&auth=1` | an event source's life: events 1–2 then a cut, event 3 (with `Last-Event-ID: 2` only) then the end, then `204`; with `auth=1`, each needs a valid access token |
+/// | `GET /jsonl?count=&interval=` | `count` JSON Lines `{"id":n}`, `interval` ms apart |
+/// | `GET /endless?piece=` | pieces of `piece` bytes, forever |
+/// | `GET /trickle?interval=` | a byte every `interval` ms, forever |
 public enum StandardRoutes {
     static func install(on router: Router, state: ServerState) {
         router.add(nil, "/echo") { echo($0) }
@@ -129,6 +134,7 @@ public enum StandardRoutes {
         router.add(nil, "/xml") { request in
             .response(status: 200, headers: [("Content-Type", "application/xml; charset=utf-8")], body: request.body)
         }
+        installStreams(on: router, state: state)
         router.add("GET", "/fault/{name}") { request in
             Fault(rawValue: request.parameters["name"] ?? "")?.reply
                 ?? .json(#"{"error": "unknown fault"}"#, status: 404)
@@ -360,6 +366,63 @@ public struct MultipartEchoPart: Codable, Sendable {
     public let base64: String
     /// The CRC-32 (IEEE) of its whole body.
     public let crc32: UInt32
+}
+
+extension StandardRoutes {
+    /// The streaming routes: Server-Sent Events, JSON Lines, endless and trickling bodies.
+    fileprivate static func installStreams(on router: Router, state: ServerState) {
+        router.add("GET", "/sse") { request in
+            let count = Int(request.queryValue("count") ?? "") ?? 3
+            let interval = Int64(request.queryValue("interval") ?? "") ?? 0
+            let first = (Int(request.header("Last-Event-ID") ?? "") ?? 0) + 1
+            var pieces = (first..<first + count).map { Array("id: \($0)\ndata: event \($0)\n\n".utf8) }
+            if let retry = request.queryValue("retry") { pieces.insert(Array("retry: \(retry)\n".utf8), at: 0) }
+            return .pieces(
+                headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")], pieces,
+                interval: .milliseconds(interval), cut: request.queryValue("cut") == "1")
+        }
+        router.add("GET", "/sse-session") { request in
+            let key = request.queryValue("key") ?? "default"
+            if request.queryValue("auth") == "1" {
+                let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
+                guard state.isValid(accessToken: token) else {
+                    return .response(status: 401, headers: [("WWW-Authenticate", "Bearer")])
+                }
+            }
+            let event = [("Content-Type", "text/event-stream")]
+            switch state.countAttempt(for: key) {
+            case 1:
+                return .pieces(
+                    headers: event,
+                    [Array("retry: 50\nid: 1\ndata: one\n\n".utf8), Array("id: 2\ndata: two\n\n".utf8)],
+                    interval: .milliseconds(20), cut: true)
+            case 2:
+                guard request.header("Last-Event-ID") == "2" else { return .response(status: 400) }
+                return .pieces(headers: event, [Array("id: 3\ndata: three\n\n".utf8)])
+            default:
+                return .response(status: 204)
+            }
+        }
+        router.add("GET", "/jsonl") { request in
+            let count = Int(request.queryValue("count") ?? "") ?? 3
+            let interval = Int64(request.queryValue("interval") ?? "") ?? 0
+            return .pieces(
+                headers: [("Content-Type", "application/jsonl")],
+                (1...max(1, count)).map { Array("{\"id\":\($0)}\n".utf8) }, interval: .milliseconds(interval))
+        }
+        router.add("GET", "/endless") { request in
+            let size = min(max(1, Int(request.queryValue("piece") ?? "") ?? 65_536), 1_048_576)
+            return .pieces(
+                headers: [("Content-Type", "application/octet-stream")], [TestReply.generatedBody(size: size)],
+                repeats: true)
+        }
+        router.add("GET", "/trickle") { request in
+            let interval = Int64(request.queryValue("interval") ?? "") ?? 1_000
+            return .pieces(
+                headers: [("Content-Type", "text/plain")], [Array("x".utf8)], interval: .milliseconds(interval),
+                repeats: true)
+        }
+    }
 }
 
 /// Broken answers, served at `/fault/<rawValue>`.

@@ -17,6 +17,11 @@ public indirect enum TestReply: Sendable {
         interval: Duration = .zero,
         chunked: Bool = false
     )
+    /// A chunked body of these pieces, `interval` apart — again and again while `repeats`, until the
+    /// client goes — then the last chunk, or the connection closed when `cut`.
+    case pieces(
+        status: Int = 200, headers: [(String, String)] = [], [[UInt8]], interval: Duration = .zero,
+        repeats: Bool = false, cut: Bool = false)
     /// This reply after a delay.
     case delayed(Duration, TestReply)
     /// These bytes exactly, then the connection is closed or left open without another byte.
