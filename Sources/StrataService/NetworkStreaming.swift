@@ -55,11 +55,9 @@ extension NetworkService {
     public func stream<Decoder: StreamDecoder>(
         endpoint: any Requestable, decoding decoder: Decoder
     ) -> ResponseStream<Decoder.Element, NetworkError> {
-        ResponseStream { consumer in
+        ResponseStream { buffer in
             let decoding = DecodingConsumer(
-                decoder, delivery: nil, receive: consumer.receive,
-                mapError: { NetworkError($0, response: nil, data: nil) },
-                completion: { consumer.finish($0.map { _ in () }) })
+                decoder, into: buffer, mapError: { NetworkError($0, response: nil, data: nil) })
             decoding.start(stream(endpoint: endpoint, to: decoding))
             return decoding
         }
@@ -120,6 +118,8 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
     private let queue = StrataQueue.make("Strata.stream.decoding")
     private let delivery: DispatchQueue?
     private let receive: @Sendable (Decoder.Element) -> Void
+    /// For an `AsyncSequence`: where elements wait for the loop, which asks for the next part.
+    private let buffer: ResponseStreamBuffer<Decoder.Element, Failure>?
     private let mapError: @Sendable (any Error) -> Failure
     private let completion: @Sendable (Result<NetworkResponse, Failure>) -> Void
     private let exchange = ExchangeSlot()
@@ -135,8 +135,23 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
         self.decoder = decoder
         self.delivery = delivery
         self.receive = receive
+        self.buffer = nil
         self.mapError = mapError
         self.completion = completion
+    }
+
+    /// A consumer for an `AsyncSequence`: elements go to `buffer`, and the next part is asked for
+    /// once the loop has taken them.
+    package init(
+        _ decoder: Decoder, into buffer: ResponseStreamBuffer<Decoder.Element, Failure>,
+        mapError: @escaping @Sendable (any Error) -> Failure
+    ) {
+        self.decoder = decoder
+        self.delivery = nil
+        self.receive = { _ in }
+        self.buffer = buffer
+        self.mapError = mapError
+        self.completion = { buffer.finish($0.map { _ in () }) }
     }
 
     /// The stream the parts come from.
@@ -184,6 +199,9 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
 
     /// Hands `elements` on, then runs `next`; on `delivery` when there is one.
     private func deliver(_ elements: [Decoder.Element], then next: @escaping @Sendable () -> Void) {
+        if let buffer {
+            return buffer.receive(elements, whenTaken: next)
+        }
         guard let delivery else {
             for element in elements where !cancelled.value { receive(element) }
             return next()
@@ -284,14 +302,25 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
         return handle
     }
 
+    /// Called once the loop has taken every element, to ask for more.
+    private var whenTaken: (@Sendable () -> Void)?
+
     /// An element arrived.
     package func receive(_ element: Element) {
+        receive([element], whenTaken: nil)
+    }
+
+    /// Elements arrived; `next` runs once the loop has taken them all (at once, if there are none).
+    package func receive(_ batch: [Element], whenTaken next: (@Sendable () -> Void)?) {
         lock.lock()
-        elements.append(element)
+        elements.append(contentsOf: batch)
+        let runNow = first == elements.count ? next : nil
+        if runNow == nil { whenTaken = next }
         let waiting = self.waiting
         self.waiting = nil
         lock.unlock()
         waiting?.resume()
+        runNow?()
     }
 
     /// The stream ended.
@@ -313,16 +342,21 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
 
     private func take() -> Take {
         lock.lock()
-        defer { lock.unlock() }
         if first < elements.count {
             let element = elements[first]
             first += 1
+            var drained: (@Sendable () -> Void)?
             if first == elements.count {
                 elements.removeAll(keepingCapacity: true)
                 first = 0
+                drained = whenTaken
+                whenTaken = nil
             }
+            lock.unlock()
+            drained?()
             return .element(element)
         }
+        defer { lock.unlock() }
         if let end { return .end(end) }
         return .wait
     }

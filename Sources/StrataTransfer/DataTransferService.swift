@@ -67,6 +67,15 @@ public protocol DataTransferService: Sendable {
         completion: @escaping CompletionHandler<Void>
     ) -> any NetworkCancellable
 
+    /// The elements of `endpoint`'s body as `decoder` makes them, as they arrive: the request
+    /// starts when iteration does; leaving the loop or cancelling the task cancels it. The next
+    /// part of the body is read once the loop has taken the elements of the last (a conformer
+    /// without its own gets a default built on ``stream(_:decoding:on:receive:completion:)``,
+    /// which reads on as elements are handed on).
+    func stream<Decoder: StreamDecoder>(
+        _ endpoint: any Requestable, decoding decoder: Decoder
+    ) -> ResponseStream<Decoder.Element, DataTransferError>
+
     /// Runs `endpoint` and returns its decoded response; cancelling the Swift task cancels the request.
     func request<E: ResponseRequestable>(_ endpoint: E) async throws(DataTransferError) -> E.Response
     where E.Response: Decodable & Sendable

@@ -35,8 +35,8 @@ extension DataTransferService {
         stream(endpoint, decoding: .serverSentEvents(), on: nil, receive: receive, completion: completion)
     }
 
-    /// The elements of `endpoint`'s body as `decoder` makes them, as they arrive: the request
-    /// starts when iteration does; leaving the loop or cancelling the task cancels it.
+    /// The elements of `endpoint`'s body as `decoder` makes them, as they arrive, handed to the
+    /// loop through ``stream(_:decoding:on:receive:completion:)``.
     public func stream<Decoder: StreamDecoder>(
         _ endpoint: any Requestable, decoding decoder: Decoder
     ) -> ResponseStream<Decoder.Element, DataTransferError> {

@@ -164,6 +164,22 @@ public struct DefaultDataTransferService: DataTransferService {
         return consumer
     }
 
+    /// The elements of `endpoint`'s body as `decoder` makes them: the next part is read once the
+    /// loop has taken the elements of the last.
+    public func stream<Decoder: StreamDecoder>(
+        _ endpoint: any Requestable, decoding decoder: Decoder
+    ) -> ResponseStream<Decoder.Element, DataTransferError> {
+        let resolver = errorResolver
+        return ResponseStream { buffer in
+            let consumer = DecodingConsumer(
+                decoder, into: buffer,
+                mapError: { error -> DataTransferError in Self.streamError(error, with: resolver) }
+            )
+            consumer.start(networkService.stream(endpoint: endpoint, to: consumer))
+            return consumer
+        }
+    }
+
     /// What ends a stream, as this layer says it: a network error resolved; a line or body that
     /// could not be decoded, a parsing error.
     private static func streamError(

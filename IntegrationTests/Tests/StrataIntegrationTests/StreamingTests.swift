@@ -54,7 +54,7 @@ import Testing
                 }
                 Issue.record("a cut stream must fail")
             } catch {
-                guard case .transport = error else {
+                guard case NetworkError.transport = error else {
                     Issue.record("expected a transport error, got \(error)")
                     return
                 }
@@ -160,7 +160,8 @@ import Testing
             var seen: [String] = []
             // `/retry-after/503` answers 503 once, then the echo: a JSON body, read here as lines.
             for try await line in harness.network.stream(
-                endpoint: Endpoint<Void>(path: "retry-after/503", queryParameters: ["key": key, "seconds": "0"]),
+                endpoint: Endpoint<Void>(
+                    path: "retry-after/503", queryParameters: ["key": .string(key), "seconds": "0"]),
                 decoding: .lines())
             {
                 seen.append(line)
