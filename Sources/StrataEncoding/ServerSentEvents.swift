@@ -53,12 +53,16 @@ public struct ServerSentEventDecoder: StreamDecoder {
     /// Parses events of at most `maximumEventSize` bytes of data, in lines of at most
     /// `maximumLineLength` bytes; past either the stream ends with a
     /// ``/StrataCore/StreamError``, however much of it has arrived.
+    /// `lastEventID` carries the last event ID over from an earlier connection of the same event
+    /// source, as the standard keeps it.
     public init(
         maximumEventSize: Int = ServerSentEventDecoder.defaultMaximumEventSize,
-        maximumLineLength: Int = ServerSentEventDecoder.defaultMaximumEventSize
+        maximumLineLength: Int = ServerSentEventDecoder.defaultMaximumEventSize,
+        lastEventID: String = ""
     ) {
         self.maximumEventSize = maximumEventSize
         splitter = LineSplitter(limit: maximumLineLength)
+        lastEventIDBuffer = lastEventID
     }
 
     /// 1 MiB: the largest event and the longest line by default.

@@ -216,7 +216,7 @@ extension NetworkError {
     }
 
     /// Maps an error reported by a session manager; `response` is read only for an unacceptable status.
-    init(_ error: any Error, response: @autoclosure () -> NetworkResponse?, data: Data?) {
+    package init(_ error: any Error, response: @autoclosure () -> NetworkResponse?, data: Data?) {
         switch error {
         case let error as NetworkError:
             self = error

@@ -154,10 +154,8 @@ private final class NetworkFailures: ResponseReceiver {
     static func error(_ outcome: TransportOutcome) -> NetworkError {
         let error = outcome.error ?? SessionError.invalidResponse
         if let error = error as? NetworkError { return error }
-        if case SessionError.unacceptableStatusCode = error, let head = outcome.head {
-            return .unacceptableStatusCode(NetworkResponse(head, body: outcome.body))
-        }
-        return .underlying(error)
+        return NetworkError(
+            error, response: outcome.head.map { NetworkResponse($0, body: outcome.body) }, data: outcome.body)
     }
 
     func receive(_ head: ResponseHead) { receiver.receive(head) }

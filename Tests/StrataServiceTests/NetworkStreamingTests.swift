@@ -128,3 +128,94 @@ import Testing
         #expect(last.value?.isCancelled == true)
     }
 }
+
+/// The reconnecting event source, over scripted connections.
+@Suite struct EventSourceTests {
+    private func service(_ network: MockNetworkService) -> any NetworkService { network }
+
+    @Test func itReconnectsAfterRetryWithTheLastEventIDAndStopsAtA204() async throws {
+        let network = MockNetworkService()
+        network.enqueue(
+            stream: .events([
+                ServerSentEvent(data: "one", lastEventID: "1", retry: 20),
+                ServerSentEvent(data: "two", lastEventID: "2"),
+            ]))
+        network.enqueue(stream: StreamScript.events([ServerSentEvent(data: "three", lastEventID: "3")]).cut())
+        network.enqueue(.success(NetworkResponse(statusCode: 204)))
+        let events = Locked<[String]>([])
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        let started = ContinuousClock.now
+        network.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 5) { event in
+            events.withLock { $0.append(event.data) }
+        } completion: {
+            ends.record($0)
+        }
+        let end = try #require(await ends.first(timeout: 5))
+        #expect((try? end.get()) != nil)
+        // The stream's retry of 20 ms replaced the 5 s given.
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(events.value == ["one", "two", "three"])
+        let requests = network.requests
+        #expect(requests.count == 3)
+        #expect(requests.map { $0.value(forHTTPHeaderField: "Last-Event-ID") } == [nil, "2", "3"])
+        #expect(requests.allSatisfy { $0.value(forHTTPHeaderField: "Accept") == "text/event-stream" })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(ends.callCount == 1)
+    }
+
+    @Test func aWrongTypeOrAnErrorStatusStopsItWithoutReconnecting() async throws {
+        let network = MockNetworkService()
+        network.enqueue(stream: StreamScript.lines(["not events"]))
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        network.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0.01, onEvent: { _ in }) {
+            ends.record($0)
+        }
+        guard case .failure(.underlying(let error)) = try #require(await ends.first(timeout: 5)) else {
+            Issue.record("expected the wrong type")
+            return
+        }
+        #expect(error as? EventSourceError == .notAnEventStream(contentType: "text/plain"))
+
+        let failing = MockNetworkService()
+        failing.enqueue(.failure(.unacceptableStatusCode(NetworkResponse(statusCode: 500))))
+        let failed = CompletionRecorder<Result<Void, NetworkError>>()
+        failing.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0.01, onEvent: { _ in }) {
+            failed.record($0)
+        }
+        let end = try #require(await failed.first(timeout: 5))
+        #expect((try? end.get()) == nil)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(failing.requests.count == 1)
+    }
+
+    @Test func connectionsThatBringNothingStopItAtTheLimitAndCancellingEndsItOnce() async throws {
+        let network = MockNetworkService(
+            fallback: .failure(.transport(URLError(.cannotConnectToHost))))
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        network.eventSource(
+            endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0.01, maximumReconnections: 3, onEvent: { _ in }
+        ) { ends.record($0) }
+        guard case .failure(.transport) = try #require(await ends.first(timeout: 5)) else {
+            Issue.record("expected the last transport error")
+            return
+        }
+        #expect(network.requests.count == 4)
+
+        let open = MockNetworkService()
+        open.enqueue(stream: StreamScript.events([ServerSentEvent(data: "x")]).cut())
+        let cancelled = CompletionRecorder<Result<Void, NetworkError>>()
+        let source = open.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0.05, onEvent: { _ in })
+        {
+            cancelled.record($0)
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        source.cancel()
+        source.cancel()
+        guard case .failure(.cancelled) = try #require(await cancelled.first(timeout: 5)) else {
+            Issue.record("expected cancelled")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(cancelled.callCount == 1)
+    }
+}

@@ -246,3 +246,38 @@ func expiredCredential(_ server: TestServer) async throws -> OAuthCredential {
         }
     }
 }
+
+/// An event source re-runs the pipeline on every connection: a token that expired between two
+/// connections is refreshed by the authentication interceptor before the next one is read.
+@Suite struct EventSourceAuthenticationTests {
+    @Test func eachReconnectionIsAuthenticatedAfreshAndResumesFromTheLastEventID() async throws {
+        try await Harness.with { (harness) async throws in
+            let server = harness.server
+            let credential = try await expiredCredential(server)
+            let auth = AuthenticationInterceptor(
+                authenticator: ServerAuthenticator(server: server), credential: credential,
+                origins: Set([Origin(server.baseURL)].compactMap { $0 }))
+            let network = DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL),
+                sessionManager: SessionManager.underTest(adapters: [auth], retriers: [auth]))
+            let key = UUID().uuidString
+            let events = CompletionRecorder<String>()
+            let end = CompletionRecorder<Result<Void, NetworkError>>()
+            network.eventSource(
+                endpoint: Endpoint<Void>(path: "sse-session", queryParameters: ["key": .string(key), "auth": "1"])
+            ) { event in
+                events.record(event.data)
+                // The token expires between the first connection and the next.
+                if event.data == "two" { server.state.expireAccessTokens() }
+            } completion: {
+                end.record($0)
+            }
+            let result = try #require(await end.first(timeout: 20))
+            #expect((try? result.get()) != nil, "\(result)")
+            #expect(events.values == ["one", "two", "three"])
+            #expect(server.state.refreshCount == 2)
+            // Three connections reached the route with a valid token: events, events, 204.
+            #expect(server.state.attemptCount(for: key) == 3)
+        }
+    }
+}

@@ -1,0 +1,298 @@
+import Dispatch
+import Foundation
+import StrataConfiguration
+import StrataCore
+import StrataEncoding
+import StrataEndpoint
+import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A Server-Sent Events stream that reconnects, as the HTML standard's `EventSource` does.
+///
+/// Each connection is a request like any other — adapters, authentication (a token refreshed
+/// between connections is used on the next), redirects, retries before the head — with `Accept:
+/// text/event-stream`, `Cache-Control: no-store`, and `Last-Event-ID` once the stream has set an
+/// ID. When a connection ends — the body ends, or the network fails — the source connects again
+/// after the reconnection time: ``reconnectionTime`` at first, then what the stream's `retry`
+/// field says. It stops for good, with its one completion, when:
+///
+/// - the server answers `204 No Content` (success: the server is done);
+/// - a response has a status that is not acceptable, or a type other than `text/event-stream`
+///   (``EventSourceError/notAnEventStream(contentType:)``);
+/// - the stream breaks a limit (an event too large), or the request cannot be built;
+/// - ``maximumReconnections`` connections in a row end without an event;
+/// - it is cancelled (``NetworkError/cancelled``).
+///
+/// ```swift
+/// let source = service.eventSource(endpoint: Endpoint<Void>(path: "feed")) { event in
+///     print(event.data)
+/// } completion: { result in
+///     print("stopped:", result)
+/// }
+/// // later
+/// source.cancel()
+/// ```
+public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Sendable: `queue` serializes the `var`s.
+    /// How long to wait before connecting again until the stream says otherwise: 3 s.
+    public static let defaultReconnectionTime: TimeInterval = 3
+
+    private let service: any NetworkService
+    private let endpoint: any Requestable
+    private let onEvent: @Sendable (ServerSentEvent) -> Void
+    private let completion: @Sendable (Result<Void, NetworkError>) -> Void
+    private let maximumEventSize: Int
+    /// How many connections in a row may end without an event before the source gives up; `nil`
+    /// for no limit (the standard's behaviour).
+    public let maximumReconnections: Int?
+    private let queue = StrataQueue.make("Strata.EventSource")
+    private let cancelled = Locked(false)
+    private var reconnectionTime: TimeInterval
+    private var lastEventID = ""
+    private var connection: Connection?
+    private var fruitlessConnections = 0
+    private var done = false
+
+    init(
+        service: any NetworkService, endpoint: any Requestable, reconnectionTime: TimeInterval,
+        maximumReconnections: Int?, maximumEventSize: Int,
+        onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
+        completion: @escaping @Sendable (Result<Void, NetworkError>) -> Void
+    ) {
+        self.service = service
+        self.endpoint = endpoint
+        self.reconnectionTime = reconnectionTime
+        self.maximumReconnections = maximumReconnections
+        self.maximumEventSize = maximumEventSize
+        self.onEvent = onEvent
+        self.completion = completion
+    }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { cancelled.value }
+
+    /// Stops the source: the connection under way is cancelled, none follows, and the completion
+    /// runs with ``NetworkError/cancelled`` unless it has run.
+    public func cancel() {
+        cancelled.withLock { $0 = true }
+        queue.async { [self] in
+            connection?.exchange.cancel()
+            end(.failure(.cancelled))
+        }
+    }
+
+    func connect() {
+        queue.async { [self] in
+            guard !done else { return }
+            guard !cancelled.value else { return end(.failure(.cancelled)) }
+            let connection = Connection(
+                source: self,
+                decoder: ServerSentEventDecoder(
+                    maximumEventSize: maximumEventSize, maximumLineLength: maximumEventSize, lastEventID: lastEventID))
+            self.connection = connection
+            let request = EventSourceRequest(base: endpoint, lastEventID: lastEventID)
+            connection.exchange.set(service.stream(endpoint: request, to: connection))
+        }
+    }
+
+    // MARK: What a connection reports, on the queue
+
+    fileprivate func opened(_ connection: Connection, _ head: ResponseHead) -> Bool {
+        guard self.connection === connection, !done else { return false }
+        if head.statusCode == 204 {
+            connection.exchange.cancel()
+            end(.success(()))
+            return false
+        }
+        guard head.statusCode == 200 else {
+            connection.exchange.cancel()
+            end(.failure(.unacceptableStatusCode(NetworkResponse(head, body: Data()))))
+            return false
+        }
+        let type = head.headers["Content-Type"]
+        let essence = type?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard essence == "text/event-stream" else {
+            connection.exchange.cancel()
+            end(.failure(.underlying(EventSourceError.notAnEventStream(contentType: type))))
+            return false
+        }
+        return true
+    }
+
+    fileprivate func received(_ events: [ServerSentEvent], from connection: Connection, state: ServerSentEventDecoder) {
+        guard self.connection === connection, !done else { return }
+        lastEventID = state.lastEventID
+        if let retry = state.reconnectionTime {
+            reconnectionTime = Double(min(retry, 86_400_000)) / 1000
+        }
+        if !events.isEmpty { fruitlessConnections = 0 }
+        for event in events where !cancelled.value { onEvent(event) }
+    }
+
+    /// A connection ended: reconnect, unless what ended it ends the source.
+    fileprivate func closed(_ connection: Connection, _ error: NetworkError?) {
+        guard self.connection === connection, !done else { return }
+        self.connection = nil
+        if let error {
+            switch error {
+            case .cancelled:
+                return end(.failure(.cancelled))
+            case .transport, .timedOut, .notConnected, .stream(.idleTimeout):
+                break
+            default:
+                return end(.failure(error))
+            }
+        }
+        fruitlessConnections += 1
+        if let maximumReconnections, fruitlessConnections > maximumReconnections {
+            return end(.failure(error ?? .underlying(EventSourceError.tooManyReconnections(maximumReconnections))))
+        }
+        queue.asyncAfter(deadline: .now() + reconnectionTime) { [self] in connect() }
+    }
+
+    private func end(_ result: Result<Void, NetworkError>) {
+        guard !done else { return }
+        done = true
+        connection = nil
+        completion(result)
+    }
+
+    /// One connection: decodes its parts on the source's queue and asks for the next once the
+    /// events of the last have been handed on.
+    fileprivate final class Connection: ResponseReceiver, @unchecked Sendable {  // Sendable: the source's queue serializes `decoder`.
+        let exchange = ExchangeSlot()
+        /// Held while the connection runs: a source nobody keeps runs until it stops.
+        private let source: EventSource
+        private var decoder: ServerSentEventDecoder
+
+        init(source: EventSource, decoder: ServerSentEventDecoder) {
+            self.source = source
+            self.decoder = decoder
+        }
+
+        func receive(_ head: ResponseHead) {
+            source.queue.async { [self] in
+                guard source.opened(self, head) else { return }
+                exchange.demand()
+            }
+        }
+
+        func receive(_ part: Data) {
+            source.queue.async { [self] in
+                var events: [ServerSentEvent] = []
+                do {
+                    try decoder.decode(part) { events.append($0) }
+                } catch {
+                    source.received(events, from: self, state: decoder)
+                    exchange.cancel()
+                    return source.closed(self, NetworkError(error, response: nil, data: nil))
+                }
+                source.received(events, from: self, state: decoder)
+                exchange.demand()
+            }
+        }
+
+        func finish(_ error: (any Error)?) {
+            source.queue.async { [self] in
+                source.closed(self, error.map { NetworkError($0, response: nil, data: nil) })
+            }
+        }
+    }
+}
+
+/// Why an ``EventSource`` stopped, where no ``NetworkError`` case says it.
+public enum EventSourceError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
+    /// The response is not an event stream: its `Content-Type`, if it had one.
+    case notAnEventStream(contentType: String?)
+    /// This many connections in a row ended without an event.
+    case tooManyReconnections(Int)
+
+    /// A sentence saying what happened.
+    public var errorDescription: String? {
+        switch self {
+        case .notAnEventStream(let type):
+            return "The response is not an event stream (Content-Type: \(type ?? "none"))."
+        case .tooManyReconnections(let count):
+            return "The event source connected \(count + 1) times in a row without receiving an event."
+        }
+    }
+
+    /// ``errorDescription``.
+    public var description: String { errorDescription ?? "" }
+}
+
+/// An event source's endpoint: the caller's, with the fields an event stream is asked for with.
+private struct EventSourceRequest: Requestable {
+    let base: any Requestable
+    let lastEventID: String
+
+    var path: String { base.path }
+    var isFullPath: Bool { base.isFullPath }
+    var method: HTTPMethod { base.method }
+    var headerParameters: HTTPHeaders {
+        var headers = base.headerParameters
+        headers["Accept"] = "text/event-stream"
+        headers["Cache-Control"] = "no-store"
+        headers["Last-Event-ID"] = lastEventID.isEmpty ? nil : lastEventID
+        return headers
+    }
+    var queryParameters: [String: ParameterValue] { base.queryParameters }
+    var queryParametersEncodable: (any Encodable & Sendable)? { base.queryParametersEncodable }
+    var queryEncoding: URLEncoding { base.queryEncoding }
+    var bodyParameters: [String: ParameterValue] { base.bodyParameters }
+    var bodyParametersEncodable: (any Encodable & Sendable)? { base.bodyParametersEncodable }
+    var bodyEncoding: any ParameterEncoding { base.bodyEncoding }
+    var timeoutInterval: TimeInterval? { base.timeoutInterval }
+    var options: RequestOptions { base.options }
+
+    func urlRequest(with configuration: any NetworkConfigurable) throws(RequestGenerationError) -> URLRequest {
+        var request = try base.urlRequest(with: configuration)
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        request.setValue("no-store", forHTTPHeaderField: "Cache-Control")
+        request.setValue(lastEventID.isEmpty ? nil : lastEventID, forHTTPHeaderField: "Last-Event-ID")
+        return request
+    }
+}
+
+extension NetworkService {
+    /// Opens an ``EventSource`` on `endpoint`: its events go to `onEvent` as they arrive, on a serial
+    /// queue of the source's own, across reconnections; `completion` runs once, when it stops.
+    /// - Parameters:
+    ///   - reconnectionTime: The wait before connecting again until the stream sets one (`retry`).
+    ///   - maximumReconnections: How many connections in a row may end without an event; `nil`
+    ///     (the default) for no limit, as the standard has none.
+    ///   - maximumEventSize: The largest event and the longest line, in bytes.
+    @discardableResult
+    public func eventSource(
+        endpoint: any Requestable,
+        reconnectionTime: TimeInterval = EventSource.defaultReconnectionTime,
+        maximumReconnections: Int? = nil,
+        maximumEventSize: Int = ServerSentEventDecoder.defaultMaximumEventSize,
+        onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
+        completion: @escaping @Sendable (Result<Void, NetworkError>) -> Void
+    ) -> EventSource {
+        let source = EventSource(
+            service: self, endpoint: endpoint, reconnectionTime: reconnectionTime,
+            maximumReconnections: maximumReconnections, maximumEventSize: maximumEventSize, onEvent: onEvent,
+            completion: completion)
+        source.connect()
+        return source
+    }
+
+    /// An ``EventSource`` on `endpoint` as an `AsyncSequence`: it connects when iteration starts,
+    /// reconnects as the standard says, and ends when the server answers `204` (or fails); leaving
+    /// the loop or cancelling the task stops it.
+    public func eventSource(
+        endpoint: any Requestable,
+        reconnectionTime: TimeInterval = EventSource.defaultReconnectionTime,
+        maximumReconnections: Int? = nil
+    ) -> ResponseStream<ServerSentEvent, NetworkError> {
+        ResponseStream { buffer in
+            eventSource(
+                endpoint: endpoint, reconnectionTime: reconnectionTime, maximumReconnections: maximumReconnections,
+                onEvent: buffer.receive, completion: buffer.finish)
+        }
+    }
+}
