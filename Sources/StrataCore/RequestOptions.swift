@@ -47,6 +47,10 @@ public struct RequestOptions: Sendable {
     /// For a streamed response: how long the whole stream may last from the request's start, in
     /// seconds; past it the stream fails with ``StreamError/deadlineExceeded(_:)``. `nil`: no limit.
     public var streamDeadline: TimeInterval?
+    /// Whether the completion only hands the outcome on — resumes a Swift task — and runs none of
+    /// the caller's code: a session manager may then complete a success on the thread the answer
+    /// arrived on, as the task's resumption is a hop of its own. Strata's async methods set it.
+    package var handsOffCompletion = false
 
     /// Creates options; by default the manager's settings, and the body received in memory.
     public init(

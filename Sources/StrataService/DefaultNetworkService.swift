@@ -49,31 +49,42 @@ public struct DefaultNetworkService: NetworkService {
     /// a background queue, so a large form never holds up the caller (the main thread, in an app).
     @discardableResult
     public func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-        request(endpoint: endpoint, onlyResumesATask: false, completion: completion)
+        request(endpoint: endpoint, handsOff: false, completion: completion)
     }
 
-    /// ``request(endpoint:completion:)`` for Strata's async methods: when `onlyResumesATask` is
-    /// true, `completion` only resumes a Swift task, and a ``/StrataSession/SessionManager`` may
-    /// call it on its transport's queue (see
-    /// ``/StrataSession/SessionManager/request(_:options:onlyResumesATask:completion:)``).
-    package func request(
-        endpoint: any Requestable, onlyResumesATask: Bool, completion: @escaping CompletionHandler
+    /// Sends the request `endpoint` describes; cancelling the Swift task cancels the request. The
+    /// completion only resumes the task, so the session manager is told it may run it where the
+    /// answer arrived (``/StrataSession/SessionManager/send(_:options:completion:)``).
+    /// - Throws: ``NetworkError``.
+    public func request(endpoint: any Requestable) async throws(NetworkError) -> NetworkResponse {
+        try await withCancellableCallback(cancelledWith: .failure(.cancelled)) { completion in
+            request(endpoint: endpoint, handsOff: true, completion: completion)
+        }.get()
+    }
+
+    /// ``request(endpoint:completion:)``, for a completion that only hands the result on when
+    /// `handsOff`.
+    private func request(
+        endpoint: any Requestable, handsOff: Bool, completion: @escaping CompletionHandler
     ) -> any NetworkCancellable {
         guard endpoint.bodyEncoding.isSlowToEncode else {
-            return send(endpoint, onlyResumesATask: onlyResumesATask, completion: completion)
+            return send(endpoint, handsOff: handsOff, completion: completion)
         }
         let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
         StrataQueue.make("Strata.NetworkService.encoding").async {
             // A request cancelled while it waited is neither encoded nor sent.
             guard !call.isCompleted else { return }
-            call.attach(send(endpoint, onlyResumesATask: onlyResumesATask) { call.complete($0) })
+            call.attach(send(endpoint, handsOff: handsOff) { call.complete($0) })
         }
         return call
     }
 
     /// Builds the request `endpoint` describes, sends it, and calls `completion` exactly once.
+    ///
+    /// A session manager completes exactly once, at once when cancelled (with
+    /// `URLError.cancelled`, which maps to ``NetworkError/cancelled``): its handle is the caller's.
     private func send(
-        _ endpoint: any Requestable, onlyResumesATask: Bool, completion: @escaping CompletionHandler
+        _ endpoint: any Requestable, handsOff: Bool, completion: @escaping CompletionHandler
     ) -> any NetworkCancellable {
         let request: URLRequest
         do {
@@ -83,24 +94,11 @@ public struct DefaultNetworkService: NetworkService {
             StrataQueue.async { completion(.failure(NetworkError(error))) }
             return CancellationToken()
         }
-
-        let options = options(for: endpoint)
-        let destination = options.downloadDestination
-        // Strata's pipeline completes exactly once, at once when cancelled (with
-        // `URLError.cancelled`, which maps to `.cancelled`): its handle is the caller's.
-        if onlyResumesATask, let pipeline = sessionManager as? SessionManager {
-            return pipeline.request(request, options: options, onlyResumesATask: true) { outcome in
-                completion(Self.saved(NetworkError.result(outcome), to: destination))
-            }
+        var options = options(for: endpoint)
+        options.handsOffCompletion = handsOff
+        return sessionManager.send(request, options: options) { outcome in
+            completion(NetworkError.result(outcome))
         }
-        // Any other manager is held to the same contract here.
-        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
-        call.attach(
-            sessionManager.request(request, options: options) { data, response, error in
-                call.complete(
-                    Self.saved(NetworkError.result(data: data, response: response, error: error), to: destination))
-            })
-        return call
     }
 
     /// Sends the request `endpoint` describes through the session manager's stream (see
@@ -134,17 +132,5 @@ public struct DefaultNetworkService: NetworkService {
         options.originBoundHeaderNames.formUnion(
             configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
         return options
-    }
-
-    /// What a session manager reported, as the service reports it: a download names its file.
-    private static func saved(
-        _ result: Result<NetworkResponse, NetworkError>, to destination: URL?
-    ) -> Result<NetworkResponse, NetworkError> {
-        var result = result
-        if case .success(var success) = result, let destination {
-            success.fileURL = destination
-            result = .success(success)
-        }
-        return result
     }
 }

@@ -182,25 +182,19 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
 }
 
 extension NetworkError {
-    /// The result of a session manager's report. The manager has validated the status (an
-    /// unacceptable one comes with ``/StrataSession/SessionError/unacceptableStatusCode(_:)``), so it
-    /// is not checked again: an error makes a failure, even after a `2xx` response (a body cut short
-    /// is not a success); without one, the response must be HTTP.
-    package static func result(
-        data: Data?, response: URLResponse?, error: (any Error)?
-    ) -> Result<NetworkResponse, NetworkError> {
-        let httpResponse = response as? HTTPURLResponse
-        return result(httpResponse.map { NetworkResponse($0, body: data) }, data: data, error: error)
-    }
-
-    /// The result of the pipeline's outcome, as ``result(data:response:error:)``; a response the
-    /// transport reported as a ``/StrataSession/ResponseHead`` is read from the head, without
-    /// making an `HTTPURLResponse`.
+    /// The result of a session manager's outcome. The manager has validated the status (an
+    /// unacceptable one comes with ``/StrataSession/SessionError/unacceptableStatusCode(_:)``), so
+    /// it is not checked again: an error makes a failure, even after a `2xx` response (a body cut
+    /// short is not a success); without one, the response must be HTTP. The response is read from
+    /// its head, without making an `HTTPURLResponse`, and names the file its body was written to,
+    /// if it was.
     package static func result(_ outcome: TransportOutcome) -> Result<NetworkResponse, NetworkError> {
         guard let head = outcome.head else {
-            return result(data: outcome.data, response: outcome.response, error: outcome.error)
+            return result(nil, data: outcome.data, error: outcome.error)
         }
-        return result(NetworkResponse(head, body: outcome.body), data: outcome.body, error: outcome.error)
+        var response = NetworkResponse(head, body: outcome.body)
+        response.fileURL = outcome.fileURL
+        return result(response, data: outcome.body, error: outcome.error)
     }
 
     /// `response` (made only when it is read) and `error` as a result: an error makes a failure,

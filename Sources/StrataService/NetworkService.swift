@@ -23,6 +23,11 @@ public protocol NetworkService: Sendable {
     /// forms, ``stream(endpoint:decoding:receive:completion:)`` and
     /// ``stream(endpoint:decoding:)``, are built on it.
     func stream(endpoint: any Requestable, to receiver: any ResponseReceiver) -> any ResponseExchange
+
+    /// Sends the request `endpoint` describes; cancelling the Swift task cancels the request. By
+    /// default built on ``request(endpoint:completion:)``.
+    /// - Throws: ``NetworkError``.
+    func request(endpoint: any Requestable) async throws(NetworkError) -> NetworkResponse
 }
 
 extension NetworkService {
@@ -32,25 +37,13 @@ extension NetworkService {
         bufferedStream(endpoint: endpoint, to: receiver)
     }
 
-    /// Sends the request `endpoint` describes; cancelling the Swift task cancels the request.
+    /// Sends the request `endpoint` describes through ``request(endpoint:completion:)``;
+    /// cancelling the Swift task completes at once with ``NetworkError/cancelled`` and cancels the
+    /// request.
     /// - Throws: ``NetworkError``.
     public func request(endpoint: any Requestable) async throws(NetworkError) -> NetworkResponse {
-        try await withCancellableCallback { completion in
-            request(endpoint: endpoint, resumingATask: completion)
+        try await withCancellableCallback(cancelledWith: .failure(.cancelled)) { completion in
+            request(endpoint: endpoint, completion: completion)
         }.get()
-    }
-
-    /// ``request(endpoint:completion:)`` for a completion that only resumes a Swift task: through a
-    /// ``DefaultNetworkService`` it may run on the transport's queue, without a hop of its own (see
-    /// ``DefaultNetworkService/request(endpoint:onlyResumesATask:completion:)``).
-    package func request(
-        endpoint: any Requestable, resumingATask completion: @escaping CompletionHandler
-    )
-        -> any NetworkCancellable
-    {
-        guard let service = self as? DefaultNetworkService else {
-            return request(endpoint: endpoint, completion: completion)
-        }
-        return service.request(endpoint: endpoint, onlyResumesATask: true, completion: completion)
     }
 }

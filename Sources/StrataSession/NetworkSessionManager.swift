@@ -30,6 +30,20 @@ public protocol NetworkSessionManager: Sendable {
     )
         -> any NetworkCancellable
 
+    /// Sends `request` and calls `completion` exactly once with its outcome: the response head,
+    /// the body — in memory, or written to the options' download destination (then
+    /// ``TransportOutcome/fileURL`` says so) — and the error, if it failed. The form Strata's own
+    /// layers use: the head is read as it arrived, and no `HTTPURLResponse` is made for it. Its
+    /// completion runs where ``request(_:options:completion:)``'s does.
+    ///
+    /// A manager that does not write downloads itself (a test double) gets a default built on
+    /// ``request(_:options:completion:)``, whose outcome names no file.
+    @discardableResult
+    func send(
+        _ request: URLRequest, options: RequestOptions, completion: @escaping @Sendable (TransportOutcome) -> Void
+    )
+        -> any NetworkCancellable
+
     /// Sends `request` and hands its accepted response to `receiver` as it comes: the head, then
     /// one body part per ``ResponseExchange/demand()``, then the end, exactly once. A request that
     /// fails before a response is accepted ends with the error — a ``FailedResponse`` when it came
@@ -47,6 +61,16 @@ public protocol NetworkSessionManager: Sendable {
 }
 
 extension NetworkSessionManager {
+    /// ``request(_:options:completion:)``, its report as an outcome.
+    @discardableResult
+    public func send(
+        _ request: URLRequest, options: RequestOptions, completion: @escaping @Sendable (TransportOutcome) -> Void
+    ) -> any NetworkCancellable {
+        self.request(request, options: options) { data, response, error in
+            completion(TransportOutcome(response: response, body: data ?? Data(), error: error))
+        }
+    }
+
     /// Sends `request` with default options.
     @discardableResult
     public func request(_ request: URLRequest, completion: @escaping CompletionHandler) -> any NetworkCancellable {

@@ -59,7 +59,7 @@ final class RequestExecution: Sendable {
     /// What the monitors are told, if the manager has any.
     private let record: ExecutionRecord?
     /// Whether a final success completes on the transport's queue (see
-    /// ``SessionManager/request(_:options:onlyResumesATask:completion:)``).
+    /// ``SessionManager/send(_:options:completion:)``).
     private let completesSuccessInline: Bool
     /// Where an accepted response goes as it comes, for a streamed request.
     private let stream: PipelineStream?

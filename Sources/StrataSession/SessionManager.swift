@@ -135,22 +135,20 @@ public final class SessionManager: NetworkSessionManager {
         options: RequestOptions,
         completion: @escaping CompletionHandler
     ) -> any NetworkCancellable {
-        self.request(request, options: options, onlyResumesATask: false) { outcome in
+        send(request, options: options) { outcome in
             completion(outcome.data, outcome.response, outcome.error)
         }
     }
 
-    /// ``request(_:options:completion:)`` for Strata's own layers, which take the request's outcome
-    /// itself: a response the transport reported as a ``ResponseHead`` is then read from the head,
-    /// and no `HTTPURLResponse` is made for it. When `onlyResumesATask` is true,
-    /// `completion` is Strata's code that ends by resuming a Swift task (the async methods of the
-    /// services): a success that needs no redirect decision then completes on the transport's
-    /// queue, without the hop to a queue of its own that protects the caller's code, since the task's
-    /// resumption is a hop of its own.
-    package func request(
+    /// ``request(_:options:completion:)`` with its outcome as it is: a response the transport
+    /// reported as a ``ResponseHead`` is read from the head, and a download names its file. A
+    /// completion that only hands the outcome on (Strata's async methods say so in the options)
+    /// completes a success that needs no redirect decision on the transport's queue, without the
+    /// hop to a queue of its own that protects the caller's code.
+    @discardableResult
+    public func send(
         _ request: URLRequest,
         options: RequestOptions,
-        onlyResumesATask: Bool,
         completion: @escaping @Sendable (TransportOutcome) -> Void
     ) -> any NetworkCancellable {
         let execution = RequestExecution(
@@ -158,7 +156,7 @@ public final class SessionManager: NetworkSessionManager {
             request: request,
             options: options,
             acceptableStatusCodes: options.acceptableStatusCodes ?? acceptableStatusCodes,
-            completesSuccessInline: onlyResumesATask,
+            completesSuccessInline: options.handsOffCompletion,
             completion: completion
         )
         execution.start()

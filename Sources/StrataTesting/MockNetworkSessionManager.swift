@@ -128,6 +128,30 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
         return call
     }
 
+    /// Records `request` and answers with the next stubbed response, as an outcome: an acceptable
+    /// body for a request with a download destination is written there, as a real manager does,
+    /// and the outcome names the file.
+    @discardableResult
+    public func send(
+        _ request: URLRequest, options: RequestOptions, completion: @escaping @Sendable (TransportOutcome) -> Void
+    ) -> any NetworkCancellable {
+        self.request(request, options: options) { data, response, error in
+            var outcome = TransportOutcome(response: response, body: data ?? Data(), error: error)
+            if error == nil, let destination = options.downloadDestination {
+                do {
+                    try FileManager.default.createDirectory(
+                        at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try outcome.body.write(to: destination, options: .atomic)
+                    outcome.body = Data()
+                    outcome.fileURL = destination
+                } catch {
+                    outcome.error = error
+                }
+            }
+            completion(outcome)
+        }
+    }
+
     /// Records `request` and plays the next stubbed response to `receiver` as a stream: a
     /// ``Response/stream(_:)`` part by part, any other whole; an unacceptable status ends it with a
     /// ``/StrataSession/FailedResponse`` carrying the body.

@@ -95,11 +95,11 @@ public struct DefaultDataTransferService: DataTransferService {
 
     /// The response to `endpoint`, its failure resolved.
     private func response(for endpoint: any Requestable) async throws(DataTransferError) -> NetworkResponse {
-        let resolver = errorResolver
-        // Cancelling completes at once, even if the network service were never to answer.
-        return try await withCancellableCallback(cancelledWith: .failure(.cancelled)) { completion in
-            networkService.request(endpoint: endpoint, resumingATask: completion)
-        }.mapError { Self.resolve($0, with: resolver) }.get()
+        do {
+            return try await networkService.request(endpoint: endpoint)
+        } catch {
+            throw Self.resolve(error, with: errorResolver)
+        }
     }
 
     /// Sends `endpoint`, decodes a success with `decode` (inline or on the decoding queue, by size),

@@ -204,8 +204,7 @@ import Testing
         let open = MockNetworkService()
         open.enqueue(stream: StreamScript.events([ServerSentEvent(data: "x")]).cut())
         let cancelled = CompletionRecorder<Result<Void, NetworkError>>()
-        let source = open.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0.05, onEvent: { _ in })
-        {
+        let source = open.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 2, onEvent: { _ in }) {
             cancelled.record($0)
         }
         try await Task.sleep(for: .milliseconds(20))

@@ -119,9 +119,10 @@ import Testing
         func completesThere(_ path: String, onlyResumesATask: Bool) async throws -> Bool {
             let url = try #require(URL(string: "https://api.example.com\(path)"))
             return await withCheckedContinuation { continuation in
-                _ = manager.request(URLRequest(url: url), options: RequestOptions(), onlyResumesATask: onlyResumesATask)
-                {
-                    _ in continuation.resume(returning: RecognisableQueueTransport.isCurrent)
+                var options = RequestOptions()
+                options.handsOffCompletion = onlyResumesATask
+                manager.send(URLRequest(url: url), options: options) { _ in
+                    continuation.resume(returning: RecognisableQueueTransport.isCurrent)
                 }
             }
         }
