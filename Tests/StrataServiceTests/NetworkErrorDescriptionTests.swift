@@ -1,6 +1,7 @@
 import Foundation
 import StrataCore
 import StrataService
+import StrataSession
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -18,8 +19,7 @@ import Testing
         userInfo[NSURLErrorFailingURLErrorKey] = url
         userInfo[NSLocalizedDescriptionKey] = detail
         guard
-            case .failure(let error) = NetworkError.result(
-                data: nil, response: nil, error: URLError(code, userInfo: userInfo))
+            case .failure(let error) = NetworkError.result(TransportOutcome(error: URLError(code, userInfo: userInfo)))
         else { return .invalidResponse }
         return error
     }
