@@ -74,9 +74,18 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
                     defer { state.held = nil }
                     return (state.task, state.held)
                 }
-                withExtendedLifetime(transport) {
+                // Never from inside AsyncHTTPClient's call into this delegate (a consumer may cancel
+                // as it is handed a part, which comes from there; AsyncHTTPClient's pool then loses
+                // track of the connection): on the loop's next turn.
+                guard let task else {
                     held?.fail(HTTPClientError.cancelled)
-                    task?.cancel()
+                    return
+                }
+                task.eventLoop.execute {
+                    withExtendedLifetime(transport) {
+                        held?.fail(HTTPClientError.cancelled)
+                        task.cancel()
+                    }
                 }
             })
     }
@@ -87,7 +96,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             state.task = task
             return state.cancelled
         }
-        if cancelled { task.cancel() }
+        if cancelled { task.eventLoop.execute { task.cancel() } }
         task.futureResult.whenComplete { [self] result in
             finish(result)
         }
