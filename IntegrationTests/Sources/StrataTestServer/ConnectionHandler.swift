@@ -78,11 +78,11 @@ struct ReplyWriter: Sendable {
                 guard !isHead else { return finish() }
                 streamBody(from: 0, size: size, chunkSize: max(1, chunkSize), interval: interval, chunked: chunked)
             }
-        case .pieces(let status, let headers, let pieces, let interval, let repeats, let cut):
+        case .pieces(let status, let headers, let pieces, let interval, let repeats, let cut, let written):
             channel.writeAndFlush(head(status: status, headers: headers + [("Transfer-Encoding", "chunked")]))
                 .whenComplete { _ in
                     guard !isHead else { return finish() }
-                    writePieces(pieces, at: 0, interval: interval, repeats: repeats, cut: cut)
+                    writePieces(pieces, at: 0, interval: interval, repeats: repeats, cut: cut, written: written)
                 }
         case .delayed(let delay, let reply):
             channel.eventLoop.scheduleTask(in: TimeAmount(delay)) { write(reply) }
@@ -128,7 +128,10 @@ struct ReplyWriter: Sendable {
         }
     }
 
-    private func writePieces(_ pieces: [[UInt8]], at index: Int, interval: Duration, repeats: Bool, cut: Bool) {
+    private func writePieces(
+        _ pieces: [[UInt8]], at index: Int, interval: Duration, repeats: Bool, cut: Bool,
+        written: (@Sendable (Int) -> Void)?
+    ) {
         guard channel.isActive else { return }
         guard index < pieces.count || (repeats && !pieces.isEmpty) else {
             if cut { return channel.close(promise: nil) }
@@ -142,9 +145,12 @@ struct ReplyWriter: Sendable {
         buffer.writeString("\r\n")
         channel.writeAndFlush(buffer).whenComplete { result in
             guard case .success = result else { return }
+            written?(piece.count)
             // From the event loop, never nested in this callback (see `streamBody`).
             let following = repeats ? (index + 1) % pieces.count : index + 1
-            let next = { writePieces(pieces, at: following, interval: interval, repeats: repeats, cut: cut) }
+            let next = {
+                writePieces(pieces, at: following, interval: interval, repeats: repeats, cut: cut, written: written)
+            }
             if interval > .zero {
                 channel.eventLoop.scheduleTask(in: TimeAmount(interval), next)
             } else {

@@ -14,6 +14,7 @@ public final class ServerState: Sendable {
 
     private let tokens = NIOLockedValueBox(Tokens())
     private let attempts = NIOLockedValueBox<[String: Int]>([:])
+    private let streamed = NIOLockedValueBox<[String: Int]>([:])
 
     init() {}
 
@@ -28,6 +29,15 @@ public final class ServerState: Sendable {
     /// How many requests arrived with attempt key `key`.
     public func attemptCount(for key: String) -> Int {
         attempts.withLockedValue { $0[key] ?? 0 }
+    }
+
+    /// How many body bytes the server has written for streams with key `key` (`/endless?key=`).
+    public func streamedBytes(for key: String) -> Int {
+        streamed.withLockedValue { $0[key] ?? 0 }
+    }
+
+    func countStreamed(_ bytes: Int, for key: String) {
+        streamed.withLockedValue { $0[key, default: 0] += bytes }
     }
 
     func countAttempt(for key: String) -> Int {

@@ -31,7 +31,7 @@ import NIOCore
 /// | `GET /sse?count=&interval=&retry=&cut=1` | `count` Server-Sent Events `interval` ms apart, numbered on from `Last-Event-ID`; cut instead of ended with `cut=1` |
 /// | `GET /sse-session?key=&auth=1` | an event source's life: events 1–2 then a cut, event 3 (with `Last-Event-ID: 2` only) then the end, then `204`; with `auth=1`, each needs a valid access token |
 /// | `GET /jsonl?count=&interval=` | `count` JSON Lines `{"id":n}`, `interval` ms apart |
-/// | `GET /endless?piece=` | pieces of `piece` bytes, forever |
+/// | `GET /endless?piece=&key=` | pieces of `piece` bytes, forever; with `key`, counted (``ServerState/streamedBytes(for:)``) |
 /// | `GET /trickle?interval=` | a byte every `interval` ms, forever |
 public enum StandardRoutes {
     static func install(on router: Router, state: ServerState) {
@@ -412,9 +412,10 @@ extension StandardRoutes {
         }
         router.add("GET", "/endless") { request in
             let size = min(max(1, Int(request.queryValue("piece") ?? "") ?? 65_536), 1_048_576)
+            let key = request.queryValue("key")
             return .pieces(
                 headers: [("Content-Type", "application/octet-stream")], [TestReply.generatedBody(size: size)],
-                repeats: true)
+                repeats: true, written: key.map { key in { state.countStreamed($0, for: key) } })
         }
         router.add("GET", "/trickle") { request in
             let interval = Int64(request.queryValue("interval") ?? "") ?? 1_000

@@ -18,10 +18,11 @@ public indirect enum TestReply: Sendable {
         chunked: Bool = false
     )
     /// A chunked body of these pieces, `interval` apart — again and again while `repeats`, until the
-    /// client goes — then the last chunk, or the connection closed when `cut`.
+    /// client goes — then the last chunk, or the connection closed when `cut`. `written` is told
+    /// the size of each piece once the socket took it.
     case pieces(
         status: Int = 200, headers: [(String, String)] = [], [[UInt8]], interval: Duration = .zero,
-        repeats: Bool = false, cut: Bool = false)
+        repeats: Bool = false, cut: Bool = false, written: (@Sendable (Int) -> Void)? = nil)
     /// This reply after a delay.
     case delayed(Duration, TestReply)
     /// These bytes exactly, then the connection is closed or left open without another byte.
