@@ -255,3 +255,44 @@ struct PinnedCertificates: ServerTrustEvaluator {
         #expect(try XMLDecoder().decode(Slideshow.self, from: document) == show)
     }
 }
+
+// MARK: - Streaming responses
+
+struct Order: Decodable, Sendable {
+    let id: Int
+}
+
+enum StreamingSnippets {
+    static func callbacks(network: DefaultNetworkService) {
+        let call = network.stream(endpoint: Endpoint<Void>(path: "chat"), decoding: .serverSentEvents()) { event in
+            print(event.data)
+        } completion: { result in
+            print("ended:", result)
+        }
+        call.cancel()  // the completion runs once, with .cancelled
+    }
+
+    static func sequences(network: DefaultNetworkService, transfer: DefaultDataTransferService) async throws {
+        for try await line in network.stream(endpoint: Endpoint<Void>(path: "export"), decoding: .lines()) {
+            print(line)
+        }
+        for try await order in transfer.stream(Endpoint<Order>(path: "orders/export")) {
+            print(order.id)
+        }
+    }
+
+    static func eventSource(network: DefaultNetworkService) {
+        let source = network.eventSource(endpoint: Endpoint<Void>(path: "feed")) { event in
+            print(event.lastEventID, event.data)
+        } completion: { result in
+            print("stopped:", result)
+        }
+        _ = source
+    }
+
+    static func doubles() {
+        let network = MockNetworkService()
+        network.enqueue(
+            stream: StreamScript.events([ServerSentEvent(data: "Hel"), ServerSentEvent(data: "lo")], every: 0.05).cut())
+    }
+}
