@@ -412,10 +412,13 @@ extension StandardRoutes {
         }
         router.add("GET", "/endless") { request in
             let size = min(max(1, Int(request.queryValue("piece") ?? "") ?? 65_536), 1_048_576)
-            let key = request.queryValue("key")
+            var written: (@Sendable (Int) -> Void)?
+            if let key = request.queryValue("key") {
+                written = { bytes in state.countStreamed(bytes, for: key) }
+            }
             return .pieces(
                 headers: [("Content-Type", "application/octet-stream")], [TestReply.generatedBody(size: size)],
-                repeats: true, written: key.map { key in { state.countStreamed($0, for: key) } })
+                repeats: true, written: written)
         }
         router.add("GET", "/trickle") { request in
             let interval = Int64(request.queryValue("interval") ?? "") ?? 1_000
