@@ -67,7 +67,10 @@ public enum ExampleApp {
         let failures = await tour.run()
         try? await client?.shutdown()
         try? await demo?.shutdown()
-        print(failures == 0 ? "\nAll 8 steps went as expected." : "\n\(failures) of 8 steps did not go as expected.")
+        let steps = tour.stepCount
+        print(
+            failures == 0
+                ? "\nAll \(steps) steps went as expected." : "\n\(failures) of \(steps) steps did not go as expected.")
         return failures == 0 ? 0 : 1
     }
 }

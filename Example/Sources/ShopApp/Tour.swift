@@ -28,6 +28,9 @@ public struct Tour: Sendable {
         self.write = write
     }
 
+    /// How many steps the tour has.
+    public var stepCount: Int { steps.count }
+
     /// Runs every step. Returns how many did not go as expected.
     public func run() async -> Int {
         var failures = 0
@@ -61,6 +64,7 @@ public struct Tour: Sendable {
             Step(title: "Upload a review photo — multipart, streamed from a file, with progress", run: upload),
             Step(title: "Check stock — XML request and response", run: checkStock),
             Step(title: "Your account — protected endpoint, token refresh", run: showAccount),
+            Step(title: "Track the order — Server-Sent Events, each step as it arrives", run: trackOrder),
             Step(title: "Order more than is in stock — server error mapped to a domain error", run: overOrder),
             Step(title: "Request a slow report, then cancel it", run: cancelReport),
         ]
@@ -128,6 +132,22 @@ public struct Tour: Sendable {
         guard refreshes.value == 1 else { throw Unexpected(description: "\(refreshes.value) refreshes") }
     }
 
+    private func trackOrder() async throws {
+        let started = ContinuousClock.now
+        let steps = Updates()
+        try await root.orders.trackOrder("ord-1") { [write] update in
+            let elapsed = ContinuousClock.now - started
+            let milliseconds =
+                elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+            steps.append(update.status)
+            write("   … \(update.status) (after \(milliseconds) ms)")
+        }
+        write("   ✓ \(steps.all.count) updates, each shown as it arrived")
+        guard steps.all == ["packed", "shipped", "out for delivery", "delivered"] else {
+            throw Unexpected(description: "updates came as \(steps.all)")
+        }
+    }
+
     private func overOrder() async throws {
         let outcome: Result<Order, ShopError>
         do {
@@ -155,6 +175,24 @@ public struct Tour: Sendable {
         write(
             "   ✓ completed once, with ShopError.cancelled, after \(elapsed.formatted(.units(fractionalPart: .show(length: 2)))) (the server needed 5 s)"
         )
+    }
+}
+
+/// The statuses a tracked order went through, in order.
+final class Updates: @unchecked Sendable {  // Sendable: `lock` guards `statuses`.
+    private let lock = NSLock()
+    private var statuses: [String] = []
+
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return statuses
+    }
+
+    func append(_ status: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        statuses.append(status)
     }
 }
 

@@ -125,3 +125,17 @@ public struct ShopErrorBody: Codable, Sendable, Hashable {
     /// For `out_of_stock`, how many are left.
     public let available: Int?
 }
+
+/// One event of `GET orders/{id}/tracking`: its `data` field, as JSON.
+public struct OrderUpdateDTO: Codable, Sendable {
+    /// The order.
+    public let order_id: String
+    /// The step it reached.
+    public let status: String
+
+    /// Creates an update.
+    public init(order_id: String, status: String) {
+        self.order_id = order_id
+        self.status = status
+    }
+}

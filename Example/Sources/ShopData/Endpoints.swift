@@ -35,6 +35,11 @@ public enum OrderEndpoints {
             bodyParametersEncodable: NewOrderDTO(product_id: productID, quantity: quantity))
     }
 
+    /// `GET orders/{id}/tracking`: a Server-Sent Events stream of the order's delivery steps.
+    public static func tracking(orderID: String) -> Endpoint<Void> {
+        Endpoint(path: "orders/\(orderID)/tracking", options: RequestOptions(streamIdleTimeout: 30))
+    }
+
     /// `GET reports/sales`, which the server takes a few seconds to answer.
     public static func salesReport() -> Endpoint<SalesReportDTO> {
         Endpoint(path: "reports/sales", timeoutInterval: 30)

@@ -62,6 +62,29 @@ public struct RemoteOrderRepository: OrderRepository {
         }
         return RequestHandle(request: request)
     }
+
+    /// Reads the order's tracking stream, one Server-Sent Event per step, each event's data a
+    /// JSON ``OrderUpdateDTO``; the stream ends when the order is delivered.
+    public func trackOrder(
+        _ orderID: String, update: @escaping @Sendable (OrderUpdate) -> Void
+    ) async throws(ShopError) {
+        do {
+            for try await event in transfer.events(OrderEndpoints.tracking(orderID: orderID)) {
+                let data = Data(event.data.utf8)
+                let dto: OrderUpdateDTO
+                do {
+                    dto = try JSONDecoder().decode(OrderUpdateDTO.self, from: data)
+                } catch {
+                    throw DataTransferError.parsing(error, body: data)
+                }
+                update(OrderUpdate(orderID: dto.order_id, status: dto.status))
+            }
+        } catch let error as DataTransferError {
+            throw ShopError(error)
+        } catch {
+            throw ShopError(.parsing(error, body: Data()))
+        }
+    }
 }
 
 /// The newsletter over the shop API.

@@ -68,6 +68,18 @@ enum DemoRoutes {
                     quantity: order.quantity, total_cents: order.quantity * product.price_cents),
                 status: 201)
         }
+        router.add("GET", "/orders/{id}/tracking") { request in
+            let id = request.parameters["id"] ?? ""
+            let steps = ["packed", "shipped", "out for delivery", "delivered"]
+            return .pieces(
+                headers: [("Content-Type", "text/event-stream")],
+                steps.enumerated().map { index, step in
+                    Array(
+                        "id: \(index + 1)\nevent: update\ndata: {\"order_id\":\"\(id)\",\"status\":\"\(step)\"}\n\n"
+                            .utf8)
+                },
+                interval: .milliseconds(150))
+        }
         router.add("GET", "/reports/sales") { _ in
             .delayed(.seconds(5), .json(#"{"order_count": 1284}"#))
         }

@@ -155,3 +155,17 @@ public struct SalesReport: Hashable, Sendable {
         self.orderCount = orderCount
     }
 }
+
+/// A step in an order's delivery, as the shop announces it.
+public struct OrderUpdate: Hashable, Sendable {
+    /// The order.
+    public let orderID: String
+    /// Where it is: `packed`, `shipped`, `out for delivery`, `delivered`.
+    public let status: String
+
+    /// Creates an update.
+    public init(orderID: String, status: String) {
+        self.orderID = orderID
+        self.status = status
+    }
+}

@@ -21,6 +21,9 @@ public protocol OrderRepository: Sendable {
     /// Starts building the sales report; `completion` is called once, also when cancelled.
     @discardableResult
     func salesReport(completion: @escaping @Sendable (Result<SalesReport, ShopError>) -> Void) -> any Cancellable
+    /// Follows an order's delivery: `update` is called for each step as the shop announces it,
+    /// and the call returns once the order is delivered.
+    func trackOrder(_ orderID: String, update: @escaping @Sendable (OrderUpdate) -> Void) async throws(ShopError)
 }
 
 /// The newsletter.

@@ -13,6 +13,33 @@ import Testing
 /// Repositories over `MockDataTransferService`: the request each one builds, and how answers and
 /// failures become domain values and `ShopError`s. No network, no service below.
 @Suite struct RepositoryTests {
+    @Test func anOrdersTrackingStreamIsReadEventByEventUntilDelivered() async throws {
+        let transfer = MockDataTransferService(stubs: [
+            .stream(
+                .events(
+                    ["packed", "shipped", "delivered"].map {
+                        ServerSentEvent(event: "update", data: #"{"order_id":"ord-1","status":"\#($0)"}"#)
+                    }, every: 0.01))
+        ])
+        let seen = UpdatesSeen()
+        try await RemoteOrderRepository(transfer: transfer).trackOrder("ord-1") { seen.append($0) }
+        #expect(seen.all.map(\.status) == ["packed", "shipped", "delivered"])
+        #expect(transfer.requests.first?.url?.path == "/orders/ord-1/tracking")
+        #expect(transfer.requests.first?.value(forHTTPHeaderField: "Accept") == nil)
+
+        // An update the app cannot read fails the tracking with a shop error, after those it could.
+        let broken = MockDataTransferService(stubs: [
+            .stream(
+                .events([ServerSentEvent(data: #"{"order_id":"ord-1","status":"packed"}"#), ServerSentEvent(data: "?")])
+            )
+        ])
+        let before = UpdatesSeen()
+        await #expect(throws: ShopError.self) {
+            try await RemoteOrderRepository(transfer: broken).trackOrder("ord-1") { before.append($0) }
+        }
+        #expect(before.all.count == 1)
+    }
+
     @Test func productsAreQueriedWithTheFiltersAndMappedToTheDomain() async throws {
         let transfer = MockDataTransferService(stubs: [
             .value(
@@ -159,5 +186,23 @@ import Testing
         let result = try #require(await recorder.first())
         #expect(throws: ShopError.cancelled) { try result.get() }
         #expect(recorder.callCount == 1)
+    }
+}
+
+/// Collects updates from a callback.
+final class UpdatesSeen: @unchecked Sendable {  // Sendable: `lock` guards `updates`.
+    private let lock = NSLock()
+    private var updates: [OrderUpdate] = []
+
+    var all: [OrderUpdate] {
+        lock.lock()
+        defer { lock.unlock() }
+        return updates
+    }
+
+    func append(_ update: OrderUpdate) {
+        lock.lock()
+        defer { lock.unlock() }
+        updates.append(update)
     }
 }
