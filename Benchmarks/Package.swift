@@ -25,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
         // The XML peer, measured side by side on the same documents; never a dependency of Strata.
         .package(url: "https://github.com/CoreOffice/XMLCoder.git", from: "0.18.2"),
+        // The Server-Sent Events peer, measured side by side on the same bytes. (mattt/EventSource
+        // 1.1.1, the other one, does not build on Linux: it calls `URLSession.bytes(for:)`, which
+        // FoundationNetworking lacks, in the module that holds its parser.)
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
     ],
     targets: [
         // The stack-overhead fixture, shared by the benchmark and by StackInstructions.
@@ -61,6 +65,7 @@ let package = Package(
                 .product(name: "StrataEncoding", package: "Strata"),
                 .product(name: "StrataTestServer", package: "StrataIntegrationTests"),
                 .product(name: "XMLCoder", package: "XMLCoder"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -7,5 +7,6 @@ let benchmarks: @Sendable () -> Void = {
     LoopbackAsyncHTTPClient.register()
     Encoders.register()
     XMLPeers.register()
+    SSEPeers.register()
     Memory.register()
 }
