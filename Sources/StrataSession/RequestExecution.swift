@@ -244,8 +244,9 @@ final class RequestExecution: Sendable {
             },
             headless: arrived)
         let uploadProgress = self.uploadProgress?.exchange()
-        exchange.set(
-            core.transport.send(TransportAttempt(request: adapted, uploadProgress: uploadProgress), to: router))
+        let sending = TransportAttempt(
+            request: adapted, uploadProgress: uploadProgress, bodyIsBoundForFile: download != nil)
+        exchange.set(core.transport.send(sending, to: router))
         let sent: any NetworkCancellable = exchange
         let isCurrent = state.withLock { state -> Bool in
             guard state.step == step, !state.attemptEnded else { return false }

@@ -13,10 +13,13 @@ import StrataCore
 /// response, and the ``SessionManager`` decides on the next request (see
 /// ``/StrataCore/RedirectPolicy``).
 ///
-/// **Back-pressure.** `URLSession` pushes body parts; they are queued in the task's
-/// ``ResponseRelay`` until the consumer asks for them. When more than ``highWater`` bytes are
-/// queued the task is suspended, and it is resumed once the consumer has taken all but
-/// ``lowWater`` of them.
+/// **Back-pressure.** `URLSession` pushes a data task's body parts as fast as they arrive; they
+/// are queued in the task's ``ResponseRelay`` until the consumer asks for them. There is no way to
+/// hold the server back: `suspend()` and `resume()` restart a data task (measured on Linux: a
+/// 256 MiB body came out as 481 MB), so a consumer slower than the network holds the difference.
+/// A body bound for a file goes through a download task instead, which the loading system writes
+/// to disk itself; once it is complete, the file is played to the relay a part at a time, as the
+/// consumer asks, so memory stays bounded.
 ///
 /// A `401` must reach the caller as an ordinary response with its body. On Apple platforms the
 /// challenge gets default handling, which delivers the `401` when no credential is stored. On Linux,
@@ -24,7 +27,7 @@ import StrataCore
 /// declining ends the task with `URLError.cancelled` although the response and body arrived, and the
 /// delegate turns that back into the `401` response. A task that does not finish within
 /// ``challengeTimeout`` after a declined challenge is ended the same way.
-final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
     /// Called with the bytes done so far and the bytes expected (`-1` when unknown).
     typealias ProgressHandler = @Sendable (Int64, Int64) -> Void
 
@@ -39,14 +42,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         var trustError: ServerTrustError?
         /// Set on the delegate queue when the task was cancelled, so later callbacks leave it alone.
         var isCancelled = false
-        /// Whether the task is suspended because its consumer is behind.
-        var isSuspended = false
+        /// A download task's body, moved out of the loading system's hands, and its reader.
+        var downloaded: FileParts?
+        /// Whether the task has completed (its downloaded body may still be being read).
+        var taskEnded = false
     }
-
-    /// Queued bytes above which a task is suspended.
-    static let highWater = 4 * 1_048_576
-    /// Queued bytes at or below which a suspended task is resumed.
-    static let lowWater = 1_048_576
 
     private let records = Locked<[Int: Record]>([:])
     let challengeTimeout: TimeInterval
@@ -64,21 +64,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
-    /// Resumes `task` if it was suspended for back-pressure and its consumer has caught up.
-    func consumerTook(_ task: URLSessionTask, stillBuffered: Int, in session: URLSession) {
-        guard stillBuffered <= Self.lowWater,
-            records.withLock({ $0[task.taskIdentifier]?.isSuspended ?? false })
+    /// The consumer of `task` took a part: a downloaded body is read on, a part ahead.
+    func consumerTook(_ task: URLSessionTask, stillBuffered: Int) {
+        guard stillBuffered == 0, let file = records.withLock({ $0[task.taskIdentifier]?.downloaded }) ?? nil
         else { return }
-        session.delegateQueue.addOperation { [self] in
-            let resumes = records.withLock { records -> Bool in
-                guard let record = records[task.taskIdentifier], record.isSuspended, !record.isCancelled,
-                    record.relay.bufferedBytes <= Self.lowWater
-                else { return false }
-                records[task.taskIdentifier]?.isSuspended = false
-                return true
-            }
-            if resumes { task.resume() }
-        }
+        file.feed()
     }
 
     /// Cancels `task`, unless its completion was already delivered.
@@ -91,12 +81,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     /// keeps the completion, and so the removal, behind the report.
     func cancel(_ task: URLSessionTask, in session: URLSession) {
         session.delegateQueue.addOperation { [self] in
-            let isRunning = records.withLock { records -> Bool in
-                guard records[task.taskIdentifier] != nil else { return false }
+            let record = records.withLock { records -> Record? in
                 records[task.taskIdentifier]?.isCancelled = true
-                return true
+                return records[task.taskIdentifier]
             }
-            guard isRunning else { return }
+            guard let record else { return }
+            // A completed task is not cancelled (that can trap on Linux): only its file goes.
+            if record.taskEnded {
+                record.downloaded?.discard()
+                return
+            }
             task.cancel()
             #if canImport(FoundationNetworking)
                 _ = task.priority
@@ -105,7 +99,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
-        guard let record = records.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        // A downloaded body is still being read: the record stays until the consumer is done.
+        guard
+            let record = records.withLock({ records -> Record? in
+                guard let record = records[task.taskIdentifier] else { return nil }
+                if record.downloaded == nil || error != nil {
+                    records[task.taskIdentifier] = nil
+                } else {
+                    records[task.taskIdentifier]?.taskEnded = true
+                }
+                return record
+            })
+        else { return }
         let relay = record.relay
         if let trustError = record.trustError {
             return relay.end(trustError)
@@ -119,6 +124,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             relay.push(ResponseHead(response))
         }
         relay.push(record.early)
+        if let file = record.downloaded, error == nil {
+            return file.start()
+        }
+        record.downloaded?.discard()
         relay.end(error.map(URLSessionTransport.classified))
     }
 
@@ -139,21 +148,31 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let pushed = records.withLock { records -> (relay: ResponseRelay, suspends: Bool)? in
+        let relay = records.withLock { records -> ResponseRelay? in
             guard let record = records[dataTask.taskIdentifier] else { return nil }
             guard record.headPushed else {
                 records[dataTask.taskIdentifier]?.early.append(data)
                 return nil
             }
-            let suspends =
-                !record.isSuspended && !record.isCancelled
-                && record.relay.bufferedBytes + data.count > Self.highWater
-            if suspends { records[dataTask.taskIdentifier]?.isSuspended = true }
-            return (record.relay, suspends)
+            return record.relay
         }
-        guard let (relay, suspends) = pushed else { return }
-        relay.push(data)
-        if suspends { dataTask.suspend() }
+        relay?.push(data)
+    }
+
+    /// Takes a download task's file before the loading system deletes it (when this returns).
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        guard let relay = records.withLock({ $0[downloadTask.taskIdentifier]?.relay }) else { return }
+        let kept = FileManager.default.temporaryDirectory.appendingPathComponent("strata-body-\(UUID().uuidString)")
+        do {
+            try FileManager.default.moveItem(at: location, to: kept)
+            let parts = try FileParts(kept, to: relay) { [weak self] in
+                self?.records.withLock { $0[downloadTask.taskIdentifier] = nil }
+            }
+            records.withLock { $0[downloadTask.taskIdentifier]?.downloaded = parts }
+        } catch {
+            records.withLock { $0[downloadTask.taskIdentifier]?.early = Data() }
+            try? FileManager.default.removeItem(at: kept)
+        }
     }
 
     func urlSession(
@@ -231,5 +250,70 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
                 completionHandler(.cancelAuthenticationChallenge, nil)
             }
         #endif
+    }
+}
+
+/// A downloaded body played to a relay a part at a time, as its consumer takes them; the file is
+/// removed once read, or when the exchange ends first.
+final class FileParts: @unchecked Sendable {  // Sendable: `lock` guards `handle` and `started`.
+    /// The size of each part read.
+    static let partSize = 262_144
+
+    private let url: URL
+    private let relay: ResponseRelay
+    private let done: @Sendable () -> Void
+    private let lock = NSLock()
+    private var handle: FileHandle?
+    private var started = false
+
+    init(_ url: URL, to relay: ResponseRelay, done: @escaping @Sendable () -> Void) throws {
+        self.url = url
+        self.relay = relay
+        self.done = done
+        handle = try FileHandle(forReadingFrom: url)
+    }
+
+    /// The task has ended: the first part goes to the relay.
+    func start() {
+        lock.lock()
+        started = true
+        lock.unlock()
+        feed()
+    }
+
+    /// Reads and pushes the next part, or ends the relay at the end of the file.
+    func feed() {
+        lock.lock()
+        guard started, let handle, !relay.isOver else {
+            lock.unlock()
+            if started { discard() }
+            return
+        }
+        let part: Data?
+        do {
+            part = try handle.read(upToCount: Self.partSize)
+        } catch {
+            lock.unlock()
+            discard()
+            return relay.end(error)
+        }
+        lock.unlock()
+        guard let part, !part.isEmpty else {
+            discard()
+            return relay.end(nil)
+        }
+        relay.push(part)
+    }
+
+    /// Closes and removes the file; the task's record goes with it.
+    func discard() {
+        lock.lock()
+        let handle = self.handle
+        self.handle = nil
+        lock.unlock()
+        guard let handle else { return }
+        try? handle.close()
+        try? FileManager.default.removeItem(at: url)
+        done()
     }
 }

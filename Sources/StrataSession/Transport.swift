@@ -100,14 +100,20 @@ public struct TransportAttempt: Sendable {
     /// Called as the body is sent, with the bytes sent so far and the bytes to send (`-1` when
     /// unknown). Calls come in order; the pipeline turns them into the caller's `Progress`.
     public var uploadProgress: (@Sendable (_ sent: Int64, _ expected: Int64) -> Void)?
+    /// Whether the response body is bound for a file (a download): a transport that cannot hold
+    /// the server back as parts are asked for — `URLSession` — writes it to disk itself and then
+    /// plays it from there, so that memory stays bounded. A transport that can ignores it.
+    public var bodyIsBoundForFile: Bool
 
     /// Describes an attempt.
     public init(
         request: URLRequest,
-        uploadProgress: (@Sendable (_ sent: Int64, _ expected: Int64) -> Void)? = nil
+        uploadProgress: (@Sendable (_ sent: Int64, _ expected: Int64) -> Void)? = nil,
+        bodyIsBoundForFile: Bool = false
     ) {
         self.request = request
         self.uploadProgress = uploadProgress
+        self.bodyIsBoundForFile = bodyIsBoundForFile
     }
 }
 

@@ -58,8 +58,10 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Sends `attempt` as one `URLSession` task: an upload from its file for a
-    /// ``/StrataCore/FileBodyStream`` body, else a data task. Its body parts are relayed as they
-    /// arrive; the task is suspended while its consumer is more than a few MiB behind.
+    /// ``/StrataCore/FileBodyStream`` body; a download task when the body is bound for a file
+    /// (``TransportAttempt/bodyIsBoundForFile``), played from the file it wrote as the consumer
+    /// asks; else a data task, whose parts are relayed as they arrive (`URLSession` cannot be held
+    /// back: see ``SessionDelegate``).
     public func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         var request = attempt.request
         #if canImport(FoundationNetworking)
@@ -81,13 +83,15 @@ public final class URLSessionTransport: Transport {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
             request.httpBodyStream = nil
             task = session.uploadTask(with: request, fromFile: file.fileURL)
+        } else if attempt.bodyIsBoundForFile {
+            task = session.downloadTask(with: request)
         } else {
             task = session.dataTask(with: request)
         }
         let relay = ResponseRelay(
             to: receiver,
-            onTaken: { [delegate, session] stillBuffered in
-                delegate.consumerTook(task, stillBuffered: stillBuffered, in: session)
+            onTaken: { [delegate] stillBuffered in
+                delegate.consumerTook(task, stillBuffered: stillBuffered)
             },
             // Holding the transport keeps its session alive while the task can still be cancelled.
             stop: { [self] in delegate.cancel(task, in: session) })

@@ -16,7 +16,8 @@ import _NIOFileSystem
 /// Peak resident memory of one 1 GiB transfer to or from the loopback test server (in the same
 /// process): Strata's multipart upload of a file and download to a file, against `URLSession`'s
 /// upload from a file and download task; and the same over AsyncHTTPClient, against its own
-/// streaming of a file (`_NIOFileSystem`'s chunks) and its `FileDownloadDelegate`.
+/// streaming of a file (`_NIOFileSystem`'s chunks) and its `FileDownloadDelegate`; and a 1 GiB body
+/// streamed to a consumer over AsyncHTTPClient, against its own `response.body`.
 enum Memory {
     static let size = (Settings.smoke ? 8 : 1_024) * 1_048_576
 
@@ -184,6 +185,26 @@ enum Memory {
         }
         memoryBenchmark("Memory, 1 GiB download over AsyncHTTPClient — Strata: download to a file") { fixture in
             try await download(through: fixture.overAsyncHTTPClient, fixture: fixture)
+        }
+
+        memoryBenchmark("Memory, 1 GiB stream over AsyncHTTPClient — baseline: response.body") { fixture in
+            let response = try await fixture.client.execute(
+                HTTPClientRequest(url: fixture.downloadURL.absoluteString), timeout: .seconds(600))
+            var received = 0
+            for try await buffer in response.body {
+                received += buffer.readableBytes
+            }
+            guard received == size else { throw TransferCheckFailed(expected: size, actual: received) }
+        }
+        memoryBenchmark("Memory, 1 GiB stream over AsyncHTTPClient — Strata: a stream of bytes") { fixture in
+            var received = 0
+            for try await part in fixture.overAsyncHTTPClient.networkService.stream(
+                endpoint: Endpoint<Void>(path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"]),
+                decoding: .bytes)
+            {
+                received += part.count
+            }
+            guard received == size else { throw TransferCheckFailed(expected: size, actual: received) }
         }
 
         memoryBenchmark("Memory, 1 GiB upload over AsyncHTTPClient — baseline: a file's chunks streamed") { fixture in
