@@ -16,7 +16,7 @@ import StrataSession
 /// between connections is used on the next), redirects, retries before the head — with `Accept:
 /// text/event-stream`, `Cache-Control: no-store`, and `Last-Event-ID` once the stream has set an
 /// ID. When a connection ends — the body ends, or the network fails — the source connects again
-/// after the reconnection time: ``reconnectionTime`` at first, then what the stream's `retry`
+/// after the reconnection time: the one it was opened with at first, then what the stream's `retry`
 /// field says. It stops for good, with its one completion, when:
 ///
 /// - the server answers `204 No Content` (success: the server is done);
@@ -261,10 +261,13 @@ extension NetworkService {
     /// Opens an ``EventSource`` on `endpoint`: its events go to `onEvent` as they arrive, on a serial
     /// queue of the source's own, across reconnections; `completion` runs once, when it stops.
     /// - Parameters:
+    ///   - endpoint: The event stream's endpoint; each connection builds its request anew.
     ///   - reconnectionTime: The wait before connecting again until the stream sets one (`retry`).
     ///   - maximumReconnections: How many connections in a row may end without an event; `nil`
     ///     (the default) for no limit, as the standard has none.
     ///   - maximumEventSize: The largest event and the longest line, in bytes.
+    ///   - onEvent: Called with each event as it arrives.
+    ///   - completion: Called once, when the source stops.
     @discardableResult
     public func eventSource(
         endpoint: any Requestable,

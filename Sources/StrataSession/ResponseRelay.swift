@@ -14,7 +14,8 @@ import StrataCore
 ///
 /// A transport pushes what arrives (``push(_:)-(ResponseHead)``, ``push(_:)-(Data)``,
 /// ``end(_:)``), returns the relay as its exchange, and holds back the network by what
-/// ``bufferedBytes`` says, or on ``onTaken``, which is called each time the receiver takes a part:
+/// ``bufferedBytes`` says, or in the `onTaken` closure given at creation, called each time the
+/// receiver takes a part:
 ///
 /// ```swift
 /// func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {

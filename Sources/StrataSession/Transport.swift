@@ -208,7 +208,7 @@ public struct TransportOutcome: Sendable {
 /// from the fields themselves. On Linux, `HTTPURLResponse`'s initializer capitalizes every field
 /// name through Foundation and parses `Content-Type` a character at a time: for a typical response
 /// it costs more than the rest of the pipeline's work. A transport that does not get an
-/// `HTTPURLResponse` from below (``TransportOutcome/init(head:body:error:)``) reports a head, and
+/// `HTTPURLResponse` from below (``TransportOutcome/init(head:body:fileURL:error:)``) reports a head, and
 /// only code that reads a `URLResponse` — a `NetworkSessionManager` completion, a retrier, a
 /// redirect decision, an event monitor — pays for one, once per head.
 public final class ResponseHead: Sendable {

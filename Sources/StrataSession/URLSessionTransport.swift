@@ -61,7 +61,7 @@ public final class URLSessionTransport: Transport {
     /// ``/StrataCore/FileBodyStream`` body; a download task when the body is bound for a file
     /// (``TransportAttempt/bodyIsBoundForFile``), played from the file it wrote as the consumer
     /// asks; else a data task, whose parts are relayed as they arrive (`URLSession` cannot be held
-    /// back: see ``SessionDelegate``).
+    /// back: its data tasks push, and `suspend()` restarts them).
     public func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         var request = attempt.request
         #if canImport(FoundationNetworking)
