@@ -238,14 +238,19 @@ final class RequestExecution: Sendable {
             }
         }
         let exchange = ExchangeSlot()
+        // One count for the attempt's download, whoever writes the file: the transport or the pipeline.
+        let downloadProgress = download?.progress?.exchange()
         let router = BodyRouter(
             choose: { [self] head in
-                consumer(for: head, of: adapted, step: step, from: exchange, completion: arrived)
+                consumer(
+                    for: head, of: adapted, step: step, from: exchange, downloadProgress: downloadProgress,
+                    completion: arrived)
             },
             headless: arrived)
         let uploadProgress = self.uploadProgress?.exchange()
         let sending = TransportAttempt(
-            request: adapted, uploadProgress: uploadProgress, bodyIsBoundForFile: download != nil)
+            request: adapted, uploadProgress: uploadProgress, bodyIsBoundForFile: download != nil,
+            fileProgress: downloadProgress)
         exchange.set(core.transport.send(sending, to: router))
         let sent: any NetworkCancellable = exchange
         let isCurrent = state.withLock { state -> Bool in
@@ -264,6 +269,7 @@ final class RequestExecution: Sendable {
     /// otherwise memory — for a stream or a download, only the first ``errorBodyLimit`` bytes.
     private func consumer(
         for head: ResponseHead, of request: URLRequest, step: Int, from exchange: any ResponseExchange,
+        downloadProgress: (@Sendable (Int64, Int64) -> Void)?,
         completion: @escaping @Sendable (TransportOutcome) -> Void
     ) -> any ResponseReceiver {
         if download == nil, stream == nil { return BodyCollector(from: exchange, completion) }
@@ -280,7 +286,7 @@ final class RequestExecution: Sendable {
         }
         guard let download else { return BodyCollector(from: exchange, completion) }
         return FileWriter(
-            to: download.destination, for: request, from: exchange, progress: download.progress?.exchange(), completion)
+            to: download.destination, for: request, from: exchange, progress: downloadProgress, completion)
     }
 
     /// Claims the attempt under way for a stream, if `step` is still its step: its deadline stops,

@@ -33,6 +33,10 @@ final class BodyRouter: ResponseReceiver, @unchecked Sendable {  // Sendable: th
         consumer?.receive(part)
     }
 
+    func take(bodyFile url: URL) -> Bool {
+        consumer?.take(bodyFile: url) ?? false
+    }
+
     func finish(_ error: (any Error)?) {
         if let consumer {
             consumer.finish(error)
@@ -52,7 +56,12 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
     private let exchange: any ResponseExchange
     private let progress: (@Sendable (Int64, Int64) -> Void)?
     private let completion: @Sendable (TransportOutcome) -> Void
-    private let queue = StrataQueue.make("Strata.FileWriter")
+    private let queue: DispatchQueue = {
+        let queue = StrataQueue.make("Strata.FileWriter")
+        queue.setSpecific(key: FileWriter.onQueue, value: true)
+        return queue
+    }()
+    private static let onQueue = DispatchSpecificKey<Bool>()
     private var head: ResponseHead?
     private var file: FileHandle?
     private var partial: URL?
@@ -131,6 +140,42 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
             }
             completion(TransportOutcome(head: head, fileURL: error == nil ? destination : nil, error: error))
         }
+    }
+
+    /// Takes a body the transport already wrote to disk: moved into place as it is, when nothing
+    /// has been written yet.
+    func take(bodyFile url: URL) -> Bool {
+        // Asked from the writer's own queue when its demand is answered at once.
+        DispatchQueue.getSpecific(key: Self.onQueue) == true ? takeOnQueue(url) : queue.sync { takeOnQueue(url) }
+    }
+
+    private func takeOnQueue(_ url: URL) -> Bool {
+        guard failure == nil, written == 0, let head else { return false }
+        try? file?.close()
+        file = nil
+        if let partial { try? FileManager.default.removeItem(at: partial) }
+        partial = nil
+        var error: (any Error)?
+        var size: Int64 = 0
+        do {
+            size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
+            if head.isShorterThanAnnounced(size, for: request) {
+                throw SessionError.incompleteBody(
+                    expected: Int(clamping: head.expectedContentLength), received: Int(clamping: size))
+            }
+            let manager = FileManager.default
+            if manager.fileExists(atPath: destination.path) {
+                try manager.removeItem(at: destination)
+            }
+            try manager.moveItem(at: url, to: destination)
+        } catch let moveError {
+            error = moveError
+            try? FileManager.default.removeItem(at: url)
+        }
+        completion(TransportOutcome(head: head, fileURL: error == nil ? destination : nil, error: error))
+        // Nothing more is written.
+        failure = error ?? CancellationError()
+        return true
     }
 
     /// Writing failed: the exchange is ended, the partial file removed, and the outcome is the error.

@@ -30,6 +30,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     private enum Item {
         case head(ResponseHead)
         case part(Data)
+        case file(URL, decided: @Sendable (_ taken: Bool) -> Void)
         case end((any Error)?)
     }
 
@@ -94,13 +95,20 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         enqueue(.end(error))
     }
 
+    /// The whole body is in the file at `url`: offered to the receiver when it asks for the next
+    /// part (see ``ResponseReceiver/take(bodyFile:)``). `decided` is told whether it took it; if
+    /// not, the transport pushes the file's contents as parts, and then the end.
+    public func offer(bodyFile url: URL, decided: @escaping @Sendable (_ taken: Bool) -> Void) {
+        enqueue(.file(url, decided: decided))
+    }
+
     private func enqueue(_ item: Item) {
         lock.lock()
         guard !ended else { return lock.unlock() }
         switch item {
         case .part(let data): buffered += data.count
         case .end: ended = true
-        case .head: break
+        case .head, .file: break
         }
         items.append(item)
         lock.unlock()
@@ -171,6 +179,17 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
             case .part(let part):
                 onTaken?(stillBuffered)
                 receiver.receive(part)
+            case .file(let url, let decided):
+                let taken = receiver.take(bodyFile: url)
+                if taken {
+                    lock.lock()
+                    (ended, closed) = (true, true)
+                    (self.receiver, self.stop, self.onTaken) = (nil, nil, nil)
+                    items.removeAll()
+                    first = 0
+                    lock.unlock()
+                }
+                decided(taken)
             case .end(let error):
                 receiver.finish(error)
             }
@@ -189,6 +208,8 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
             guard demanded || cancelled else { return nil }
             demanded = false
             buffered -= data.count
+        case .file:
+            guard demanded else { return nil }
         case .end:
             guard demanded || !headDelivered || cancelled else { return nil }
             closed = true

@@ -34,6 +34,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     private struct Record: Sendable {
         let relay: ResponseRelay
         let uploadProgress: ProgressHandler?
+        let fileProgress: ProgressHandler?
         /// Whether the head went to the relay; body parts wait for it in `early`.
         var headPushed = false
         var early = Data()
@@ -59,8 +60,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
 
     /// Registers `task`, before it is resumed, with the relay its response goes to and its upload
     /// progress handler.
-    func register(_ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?) {
-        let record = Record(relay: relay, uploadProgress: uploadProgress)
+    func register(
+        _ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?, fileProgress: ProgressHandler?
+    ) {
+        let record = Record(relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress)
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -125,7 +128,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         }
         relay.push(record.early)
         if let file = record.downloaded, error == nil {
-            return file.start()
+            // A consumer that wants a file takes this one as it is; any other reads it in parts.
+            return relay.offer(bodyFile: file.url) { taken in
+                if taken { file.discard() } else { file.start() }
+            }
         }
         record.downloaded?.discard()
         relay.end(error.map(URLSessionTransport.classified))
@@ -157,6 +163,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             return record.relay
         }
         relay?.push(data)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        downloadTask: URLSessionDownloadTask,
+        didWriteData bytesWritten: Int64,
+        totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64
+    ) {
+        guard let report = records.withLock({ $0[downloadTask.taskIdentifier]?.fileProgress }) else { return }
+        report(totalBytesWritten, totalBytesExpectedToWrite)
     }
 
     /// Takes a download task's file before the loading system deletes it (when this returns).
@@ -259,7 +276,7 @@ final class FileParts: @unchecked Sendable {  // Sendable: `lock` guards `handle
     /// The size of each part read.
     static let partSize = 262_144
 
-    private let url: URL
+    let url: URL
     private let relay: ResponseRelay
     private let done: @Sendable () -> Void
     private let lock = NSLock()

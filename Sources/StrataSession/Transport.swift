@@ -81,8 +81,20 @@ public protocol ResponseReceiver: AnyObject, Sendable {
     func receive(_ head: ResponseHead)
     /// The next body part, in answer to a demand; never empty.
     func receive(_ part: Data)
-    /// The exchange is over: `nil` when the whole body was received, else why it ended. Exactly once.
+    /// The exchange is over: `nil` when the whole body was received, else why it ended. Exactly once,
+    /// unless the receiver took the body as a file.
     func finish(_ error: (any Error)?)
+
+    /// The whole body is already in a file at `url`, which a transport that wrote it to disk itself
+    /// offers in answer to a demand: return `true` to take it — the file is then the receiver's to
+    /// move or remove, and nothing more comes, not even ``finish(_:)`` — or `false` (the default)
+    /// to have it as parts.
+    func take(bodyFile url: URL) -> Bool
+}
+
+extension ResponseReceiver {
+    /// Declines the file: the body comes as parts.
+    public func take(bodyFile url: URL) -> Bool { false }
 }
 
 /// One exchange under way with a ``Transport``: ask for the body part by part, or cancel.
@@ -104,16 +116,21 @@ public struct TransportAttempt: Sendable {
     /// the server back as parts are asked for — `URLSession` — writes it to disk itself and then
     /// plays it from there, so that memory stays bounded. A transport that can ignores it.
     public var bodyIsBoundForFile: Bool
+    /// For a transport that writes a file-bound body to disk itself: called as it writes, with the
+    /// bytes written so far and the bytes expected (`-1` when unknown), in order.
+    public var fileProgress: (@Sendable (_ written: Int64, _ expected: Int64) -> Void)?
 
     /// Describes an attempt.
     public init(
         request: URLRequest,
         uploadProgress: (@Sendable (_ sent: Int64, _ expected: Int64) -> Void)? = nil,
-        bodyIsBoundForFile: Bool = false
+        bodyIsBoundForFile: Bool = false,
+        fileProgress: (@Sendable (_ written: Int64, _ expected: Int64) -> Void)? = nil
     ) {
         self.request = request
         self.uploadProgress = uploadProgress
         self.bodyIsBoundForFile = bodyIsBoundForFile
+        self.fileProgress = fileProgress
     }
 }
 

@@ -95,7 +95,9 @@ public final class URLSessionTransport: Transport {
             },
             // Holding the transport keeps its session alive while the task can still be cancelled.
             stop: { [self] in delegate.cancel(task, in: session) })
-        delegate.register(task, relay: relay, uploadProgress: attempt.uploadProgress)
+        delegate.register(
+            task, relay: relay, uploadProgress: attempt.uploadProgress,
+            fileProgress: attempt.bodyIsBoundForFile ? attempt.fileProgress : nil)
         task.resume()
         return relay
     }
