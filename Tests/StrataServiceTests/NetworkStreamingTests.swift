@@ -113,7 +113,7 @@ import Testing
     @Test func cancellingCompletesOnceWithCancelled() async throws {
         let ends = Locked(0)
         let last = Locked<NetworkError?>(nil)
-        let script = StreamScript.lines((0..<100).map(String.init), every: 0.05)
+        let script = StreamScript.lines((0..<1_000).map(String.init), every: 0.05)
         let call = service([.stream(script)]).stream(endpoint: Endpoint<Void>(path: "feed"), decoding: .lines()) { _ in
         } completion: { result in
             ends.withLock { $0 += 1 }
@@ -122,7 +122,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(120))
         call.cancel()
         call.cancel()
-        for _ in 0..<200 where ends.value == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<2_000 where ends.value == 0 { try await Task.sleep(for: .milliseconds(5)) }
         try await Task.sleep(for: .milliseconds(100))
         #expect(ends.value == 1)
         #expect(last.value?.isCancelled == true)
