@@ -146,13 +146,23 @@ public struct JSONLinesDecoder<Value: Sendable>: StreamDecoder {
     private var splitter: LineSplitter
     private let decoder: @Sendable (Data) throws -> Value
 
-    /// Decodes lines of at most `maximumLength` bytes with `decoder`.
+    /// Decodes lines of at most `maximumLength` bytes with `decoder`; a line nesting arrays and
+    /// objects deeper than ``/StrataCore/ParameterValue/defaultMaximumDepth`` is refused before it.
     public init(
         _ type: Value.Type = Value.self, decoder: JSONDecoder = JSONDecoder(),
         maximumLength: Int = LineDecoder.defaultMaximumLength
     ) where Value: Decodable {
         splitter = LineSplitter(limit: maximumLength)
-        self.decoder = { try decoder.decode(Value.self, from: $0) }
+        self.decoder = { line in
+            // `JSONDecoder` recurses once per level: a line of a million `[` would exhaust the stack.
+            guard !JSONNesting.exceeds(ParameterValue.defaultMaximumDepth, in: line) else {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: [],
+                        debugDescription: "nested deeper than \(ParameterValue.defaultMaximumDepth) levels"))
+            }
+            return try decoder.decode(Value.self, from: line)
+        }
     }
 
     /// Decodes lines of at most `maximumLength` bytes with `decode` (an endpoint's response

@@ -162,7 +162,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     /// One connection: decodes its parts on the source's queue and asks for the next once the
     /// events of the last have been handed on.
     // Sendable: the source's queue serializes `decoder`.
-    fileprivate final class Connection: ResponseReceiver, @unchecked Sendable {
+    fileprivate final class Connection: ResponseReceiver, @unchecked Sendable {  // `source.queue`
         let exchange = ExchangeSlot()
         /// Held while the connection runs: a source nobody keeps runs until it stops.
         private let source: EventSource

@@ -284,7 +284,7 @@ public struct ResponseStream<Element: Sendable, Failure: Error>: AsyncSequence, 
 /// Where a ``ResponseStream``'s elements wait for the loop: at most those of one part of the body,
 /// since the next part is asked for only when these have been taken.
 // Sendable: `lock` guards the `var`s.
-package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @unchecked Sendable {
+package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @unchecked Sendable {  // `lock`
     private let lock = NSLock()
     private var elements: [Element] = []
     private var first = 0

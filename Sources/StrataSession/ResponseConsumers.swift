@@ -9,7 +9,7 @@ import StrataCore
 /// Hands an exchange's calls to the consumer chosen for its response once the head has arrived —
 /// the pipeline decides at the head where the body goes — and reports an exchange that ended
 /// without a head itself.
-final class BodyRouter: ResponseReceiver, @unchecked Sendable {  // Sendable: the transport calls one at a time.
+final class BodyRouter: ResponseReceiver, @unchecked Sendable {  // The relay's lock orders the calls.
     private var consumer: (any ResponseReceiver)?
     private let choose: @Sendable (ResponseHead) -> any ResponseReceiver
     private let completion: @Sendable (TransportOutcome) -> Void

@@ -45,7 +45,7 @@ public struct FailedResponse: Error, Sendable, CustomStringConvertible {
 /// `timeoutInterval` no longer applies; ``/StrataCore/RequestOptions/streamIdleTimeout`` and
 /// ``/StrataCore/RequestOptions/streamDeadline`` do.
 // Sendable: `lock` guards the `var`s.
-final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Sendable {
+final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Sendable {  // `lock`
     /// The caller's receiver, which holds this stream: dropped at the end, with the execution.
     private var receiver: (any ResponseReceiver)?
     private let idleTimeout: TimeInterval?

@@ -208,17 +208,9 @@ public final class MockDataTransferService: DataTransferService {
         return consumer
     }
 
-    /// What ends a played stream, as the data-transfer layer says it.
+    /// What ends a played stream, as the data-transfer layer says it (with no resolver of its own).
     private static func streamError(_ error: any Error) -> DataTransferError {
-        switch error {
-        case let error as DataTransferError: return error
-        case let error as NetworkError: return .networkFailure(error)
-        case let error as StreamError: return .networkFailure(.stream(error))
-        case let error as JSONLinesError: return .parsing(error.underlying, body: error.line)
-        case let error as URLError where error.code == .cancelled: return .networkFailure(.cancelled)
-        case let error as URLError: return .networkFailure(.transport(error))
-        default: return .parsing(error, body: Data())
-        }
+        DefaultDataTransferService.streamError(error, with: DefaultDataTransferErrorResolver())
     }
 
     /// Builds and records the request, takes the next stub, and completes with what `resolve` makes

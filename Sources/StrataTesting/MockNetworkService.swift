@@ -166,7 +166,7 @@ private final class NetworkFailures: ResponseReceiver {
 }
 
 /// Collects a played stream whole, as a request's result.
-private final class CollectingReceiver: ResponseReceiver, @unchecked Sendable {  // Sendable: calls come one at a time.
+private final class CollectingReceiver: ResponseReceiver, @unchecked Sendable {  // The relay's lock orders the calls.
     private var head: ResponseHead?
     private var body = Data()
     private let exchange: any ResponseExchange

@@ -180,15 +180,16 @@ public struct DefaultDataTransferService: DataTransferService {
         }
     }
 
-    /// What ends a stream, as this layer says it: a network error resolved; a line or body that
-    /// could not be decoded, a parsing error.
-    private static func streamError(
+    /// What ends a stream, as this layer says it: a network failure (a transport error, a stream
+    /// deadline or limit) resolved; a line or body that could not be decoded, a parsing error.
+    package static func streamError(
         _ error: any Error, with resolver: any DataTransferErrorResolver
     ) -> DataTransferError {
         switch error {
-        case let error as NetworkError: return resolve(error, with: resolver)
-        case let error as StreamError: return resolve(.stream(error), with: resolver)
+        case let error as DataTransferError: return error
         case let error as JSONLinesError: return .parsing(error.underlying, body: error.line)
+        case is NetworkError, is StreamError, is URLError:
+            return resolve(NetworkError(error, response: nil, data: nil), with: resolver)
         default: return .parsing(error, body: Data())
         }
     }

@@ -169,3 +169,14 @@ private func everySplit(of text: String) -> [[Data]] {
         #expect(failure?.underlying is DecodingError)
     }
 }
+
+@Suite struct JSONLinesNestingTests {
+    /// A line nested a million levels deep is refused before `JSONDecoder` recurses into it.
+    @Test func aLineNestedTooDeepIsAnErrorNotACrash() {
+        let depth = 1_000_000
+        let line = String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "\n"
+        let (values, error) = run(JSONLinesDecoder([Int].self, maximumLength: 4 * depth), line)
+        #expect(values.isEmpty)
+        #expect(error is JSONLinesError)
+    }
+}
