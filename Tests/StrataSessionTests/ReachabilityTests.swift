@@ -29,7 +29,8 @@ final class SwitchGate: ReachabilityGate {
         let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
         let outcome = try #require(await recorder.first())
         #expect((outcome.error as? URLError)?.code == .notConnectedToInternet)
-        #expect(try #require(recorder.instants.first) - started < .milliseconds(200))
+        // The stub would answer after 5 s; the gate answers well before, however busy the machine.
+        #expect(try #require(recorder.instants.first) - started < .seconds(2))
         #expect(stub.requests.isEmpty)
     }
 
