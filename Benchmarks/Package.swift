@@ -43,6 +43,15 @@ let package = Package(
             swiftSettings: settings
         ),
         .executableTarget(
+            name: "CallbackProbe",
+            dependencies: [
+                "StackFixture", .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: settings
+        ),
+        .executableTarget(
             name: "LoopbackBody",
             dependencies: ["StackFixture"],
             swiftSettings: settings

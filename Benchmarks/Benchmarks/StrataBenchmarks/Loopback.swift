@@ -57,7 +57,7 @@ enum Loopback {
             try Self.decode(try await collector.data(for: request, in: delegateSession))
         }
 
-        private static func decode(_ reply: (Data, URLResponse)) throws -> StackOverhead.Page {
+        static func decode(_ reply: (Data, URLResponse)) throws -> StackOverhead.Page {
             let (data, response) = reply
             guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
                 throw URLError(.badServerResponse)
@@ -131,17 +131,23 @@ enum Loopback {
     }
 }
 
-/// A session delegate that collects each task's body and resumes its caller when the task completes:
-/// the least a client with a session delegate does.
+/// A session delegate that collects each task's body and hands it to its caller when the task
+/// completes, on the session's delegate queue: the least a client with a session delegate does.
 final class Collector: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // Sendable: `lock` guards `transfers`.
+    typealias Completion = @Sendable (Result<(Data, URLResponse), any Error>) -> Void
+
     private let lock = NSLock()
-    private var transfers: [Int: (body: Data, continuation: CheckedContinuation<(Data, URLResponse), any Error>)] = [:]
+    private var transfers: [Int: (body: Data, completion: Completion)] = [:]
+
+    func data(for request: URLRequest, in session: URLSession, completion: @escaping Completion) {
+        let task = session.dataTask(with: request)
+        lock.withLock { transfers[task.taskIdentifier] = (Data(), completion) }
+        task.resume()
+    }
 
     func data(for request: URLRequest, in session: URLSession) async throws -> (Data, URLResponse) {
         try await withCheckedThrowingContinuation { continuation in
-            let task = session.dataTask(with: request)
-            lock.withLock { transfers[task.taskIdentifier] = (Data(), continuation) }
-            task.resume()
+            data(for: request, in: session) { continuation.resume(with: $0) }
         }
     }
 
@@ -152,9 +158,9 @@ final class Collector: NSObject, URLSessionDataDelegate, @unchecked Sendable {  
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = lock.withLock({ transfers.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let response = task.response, error == nil {
-            transfer.continuation.resume(returning: (transfer.body, response))
+            transfer.completion(.success((transfer.body, response)))
         } else {
-            transfer.continuation.resume(throwing: error ?? URLError(.badServerResponse))
+            transfer.completion(.failure(error ?? URLError(.badServerResponse)))
         }
     }
 }

@@ -5,6 +5,7 @@ let benchmarks: @Sendable () -> Void = {
     StackOverhead.register()
     Loopback.register()
     LoopbackAsyncHTTPClient.register()
+    LoopbackCallbacks.register()
     Encoders.register()
     XMLPeers.register()
     SSEPeers.register()

@@ -1,0 +1,98 @@
+import AsyncHTTPClient
+import Dispatch
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import StackFixture
+import Strata
+import StrataAsyncHTTPClient
+
+// Runs GETs of `/items` one at a time through a callback API, for a profiler to watch (the figures
+// are the side-by-side benchmarks' "Loopback GET, callback API …"):
+//
+//   CallbackProbe raw|strata BASE-URL COUNT      # one side: perf record -g CallbackProbe strata …
+//   CallbackProbe both BASE-URL COUNT ROUNDS     # both in turn, blocks of COUNT, medians per GET
+//
+// `raw` is AsyncHTTPClient's future API, the body decoded on a serial queue of the caller's;
+// `strata` is Strata's callback API over AsyncHTTPClientTransport, completing on a serial queue.
+let arguments = CommandLine.arguments
+guard arguments.count >= 4, let base = URL(string: arguments[2]), let count = Int(arguments[3]), count > 0 else {
+    print("usage: CallbackProbe raw|strata|both BASE-URL COUNT [ROUNDS]")
+    exit(2)
+}
+let rounds = arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20
+
+let client = HTTPClient(
+    eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: AsyncHTTPClientTransport.strataConfiguration())
+let request = try HTTPClient.Request(url: base.appendingPathComponent("items").absoluteString)
+let transport = AsyncHTTPClientTransport(client: client, decompresses: true)
+let strata = DefaultDataTransferService(
+    networkService: DefaultNetworkService(
+        configuration: NetworkConfiguration(baseURL: base), sessionManager: SessionManager(transport: transport)),
+    completionQueue: DispatchQueue(label: "Probe.strata"))
+let callerQueue = DispatchQueue(label: "Probe.caller")
+
+typealias Side = @Sendable (@escaping @Sendable (StackOverhead.Page?) -> Void) -> Void
+
+let raw: Side = { done in
+    client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
+        callerQueue.async {
+            let body = try? result.get().body
+            done(body.flatMap { try? JSONDecoder().decode(StackOverhead.Page.self, from: $0) })
+        }
+    }
+}
+let overStrata: Side = { done in
+    strata.request(with: Endpoint<StackOverhead.Page>(path: "items")) { done(try? $0.get()) }
+}
+
+/// A count of GETs still to run, taken down from any thread.
+final class Countdown: @unchecked Sendable {  // Sendable: `lock` guards `left`.
+    private let lock = NSLock()
+    private var left: Int
+    init(_ count: Int) { left = count }
+    func tick() -> Int {
+        lock.withLock {
+            left -= 1
+            return left
+        }
+    }
+}
+
+/// Runs `side` `count` times, each GET started by the last one's completion; microseconds per GET.
+func block(_ side: @escaping Side) -> Double {
+    let finished = DispatchSemaphore(value: 0)
+    let remaining = Countdown(count)
+    @Sendable func next() {
+        side { page in
+            guard page != nil else { fatalError("a GET failed") }
+            if remaining.tick() == 0 { finished.signal() } else { next() }
+        }
+    }
+    let started = ContinuousClock.now
+    next()
+    finished.wait()
+    let (seconds, attoseconds) = (ContinuousClock.now - started).components
+    return (Double(seconds) * 1e6 + Double(attoseconds) / 1e12) / Double(count)
+}
+
+switch arguments[1] {
+case "raw": print("raw: \(block(raw)) µs per GET")
+case "strata": print("strata: \(block(overStrata)) µs per GET")
+default:
+    var times: (raw: [Double], strata: [Double]) = ([], [])
+    for round in 0..<rounds {
+        if round.isMultiple(of: 2) {
+            times.raw.append(block(raw))
+            times.strata.append(block(overStrata))
+        } else {
+            times.strata.append(block(overStrata))
+            times.raw.append(block(raw))
+        }
+    }
+    let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+    let (r, s) = (median(times.raw), median(times.strata))
+    print("median per GET: raw \(r) µs, Strata \(s) µs, ratio \(s / r)")
+}
+try await client.shutdown()
