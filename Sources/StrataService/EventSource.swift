@@ -17,7 +17,8 @@ import StrataSession
 /// text/event-stream`, `Cache-Control: no-store`, and `Last-Event-ID` once the stream has set an
 /// ID. When a connection ends — the body ends, or the network fails — the source connects again
 /// after the reconnection time: the one it was opened with at first, then what the stream's `retry`
-/// field says. It stops for good, with its one completion, when:
+/// field says; connections in a row that bring no event back off, each wait twice the last (see
+/// ``minimumBackoff``). It stops for good, with its one completion, when:
 ///
 /// - the server answers `204 No Content` (success: the server is done);
 /// - a response has a status that is not acceptable, or a type other than `text/event-stream`
@@ -38,10 +39,16 @@ import StrataSession
 public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Sendable: `queue` serializes the `var`s.
     /// How long to wait before connecting again until the stream says otherwise: 3 s.
     public static let defaultReconnectionTime: TimeInterval = 3
+    /// The least wait doubled once connections in a row bring no event: 0.1 s.
+    public static let minimumBackoff: TimeInterval = 0.1
+    /// The most that doubling makes the wait, unless the reconnection time is longer: 60 s.
+    public static let maximumBackoff: TimeInterval = 60
 
     private let service: any NetworkService
     private let endpoint: any Requestable
-    private let onEvent: @Sendable (ServerSentEvent) -> Void
+    /// Hands a part's events on, and calls its second argument once they are taken: at once for
+    /// a callback, when the loop has taken them for an `AsyncSequence`. The next part is read then.
+    private let deliver: @Sendable ([ServerSentEvent], @escaping @Sendable () -> Void) -> Void
     private let completion: @Sendable (Result<Void, NetworkError>) -> Void
     private let maximumEventSize: Int
     /// How many connections in a row may end without an event before the source gives up; `nil`
@@ -58,7 +65,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     init(
         service: any NetworkService, endpoint: any Requestable, reconnectionTime: TimeInterval,
         maximumReconnections: Int?, maximumEventSize: Int,
-        onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
+        deliver: @escaping @Sendable ([ServerSentEvent], @escaping @Sendable () -> Void) -> Void,
         completion: @escaping @Sendable (Result<Void, NetworkError>) -> Void
     ) {
         self.service = service
@@ -66,7 +73,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
         self.reconnectionTime = reconnectionTime
         self.maximumReconnections = maximumReconnections
         self.maximumEventSize = maximumEventSize
-        self.onEvent = onEvent
+        self.deliver = deliver
         self.completion = completion
     }
 
@@ -121,14 +128,20 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
         return true
     }
 
-    fileprivate func received(_ events: [ServerSentEvent], from connection: Connection, state: ServerSentEventDecoder) {
+    /// A connection's part was decoded: its events are handed on, and `next` runs once they are
+    /// taken (never, if the connection is over).
+    fileprivate func received(
+        _ events: [ServerSentEvent], from connection: Connection, state: ServerSentEventDecoder,
+        next: @escaping @Sendable () -> Void
+    ) {
         guard self.connection === connection, !done else { return }
         lastEventID = state.lastEventID
         if let retry = state.reconnectionTime {
             reconnectionTime = Double(min(retry, 86_400_000)) / 1000
         }
         if !events.isEmpty { fruitlessConnections = 0 }
-        for event in events where !cancelled.value { onEvent(event) }
+        guard !cancelled.value else { return }
+        deliver(events, next)
     }
 
     /// A connection ended: reconnect, unless what ended it ends the source.
@@ -149,7 +162,18 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
         if let maximumReconnections, fruitlessConnections > maximumReconnections {
             return end(.failure(error ?? .underlying(EventSourceError.tooManyReconnections(maximumReconnections))))
         }
-        queue.asyncAfter(deadline: .now() + reconnectionTime) { [self] in connect() }
+        queue.asyncAfter(deadline: .now() + nextWait) { [self] in connect() }
+    }
+
+    /// The wait before the next connection: the reconnection time after a connection that brought
+    /// an event (or the first); after each further one in a row that brought none, twice the
+    /// last, from ``minimumBackoff`` up to ``maximumBackoff`` (or the reconnection time, if
+    /// longer) — the backoff the standard allows, so that a server that ends every connection at
+    /// once, or sets `retry: 0` and sends nothing, is not flooded with connections.
+    private var nextWait: TimeInterval {
+        guard fruitlessConnections > 1 else { return reconnectionTime }
+        let doubled = max(reconnectionTime, Self.minimumBackoff) * Double(1 << min(fruitlessConnections - 1, 20))
+        return min(doubled, max(reconnectionTime, Self.maximumBackoff))
     }
 
     private func end(_ result: Result<Void, NetworkError>) {
@@ -186,12 +210,11 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
                 do {
                     try decoder.decode(part) { events.append($0) }
                 } catch {
-                    source.received(events, from: self, state: decoder)
+                    source.received(events, from: self, state: decoder) {}
                     exchange.cancel()
                     return source.closed(self, NetworkError(error, response: nil, data: nil))
                 }
-                source.received(events, from: self, state: decoder)
-                exchange.demand()
+                source.received(events, from: self, state: decoder) { [exchange] in exchange.demand() }
             }
         }
 
@@ -279,7 +302,11 @@ extension NetworkService {
     ) -> EventSource {
         let source = EventSource(
             service: self, endpoint: endpoint, reconnectionTime: reconnectionTime,
-            maximumReconnections: maximumReconnections, maximumEventSize: maximumEventSize, onEvent: onEvent,
+            maximumReconnections: maximumReconnections, maximumEventSize: maximumEventSize,
+            deliver: { events, next in
+                for event in events { onEvent(event) }
+                next()
+            },
             completion: completion)
         source.connect()
         return source
@@ -287,16 +314,22 @@ extension NetworkService {
 
     /// An ``EventSource`` on `endpoint` as an `AsyncSequence`: it connects when iteration starts,
     /// reconnects as the standard says, and ends when the server answers `204` (or fails); leaving
-    /// the loop or cancelling the task stops it.
+    /// the loop or cancelling the task stops it. The next part of a stream is read once the loop
+    /// has taken the events of the last, so a slow loop holds the server back.
     public func eventSource(
         endpoint: any Requestable,
         reconnectionTime: TimeInterval = EventSource.defaultReconnectionTime,
-        maximumReconnections: Int? = nil
+        maximumReconnections: Int? = nil,
+        maximumEventSize: Int = ServerSentEventDecoder.defaultMaximumEventSize
     ) -> ResponseStream<ServerSentEvent, NetworkError> {
         ResponseStream { buffer in
-            eventSource(
-                endpoint: endpoint, reconnectionTime: reconnectionTime, maximumReconnections: maximumReconnections,
-                onEvent: buffer.receive, completion: buffer.finish)
+            let source = EventSource(
+                service: self, endpoint: endpoint, reconnectionTime: reconnectionTime,
+                maximumReconnections: maximumReconnections, maximumEventSize: maximumEventSize,
+                deliver: { events, next in buffer.receive(events, whenTaken: next) },
+                completion: buffer.finish)
+            source.connect()
+            return source
         }
     }
 }

@@ -187,6 +187,49 @@ import Testing
         #expect(failing.requests.count == 1)
     }
 
+    @Test func connectionsInARowThatBringNoEventBackOffThoughTheStreamSaysRetryZero() async throws {
+        // Each connection sets `retry: 0` and ends without an event, as a broken or hostile server
+        // may: the source waits 0 s, then 0.2, 0.4 and 0.8 s, not 0 s each time.
+        let network = MockNetworkService(fallback: .success(NetworkResponse(statusCode: 200)))
+        for _ in 0..<5 {
+            network.enqueue(
+                stream: StreamScript.chunks([Data("retry: 0\n\n".utf8)], headers: ["Content-Type": "text/event-stream"])
+            )
+        }
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        let started = ContinuousClock.now
+        network.eventSource(
+            endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0, maximumReconnections: 4, onEvent: { _ in }
+        ) { ends.record($0) }
+        guard case .failure(.underlying(let error)) = try #require(await ends.first(timeout: 30)) else {
+            Issue.record("expected too many reconnections")
+            return
+        }
+        #expect(error as? EventSourceError == .tooManyReconnections(4))
+        #expect(network.requests.count == 5)
+        // Only a lower bound: a busy machine makes the waits longer, never shorter.
+        #expect(ContinuousClock.now - started >= .seconds(1.4))
+    }
+
+    @Test func theAsyncSequenceReadsTheNextPartOnlyOnceTheLoopTookTheEvents() async throws {
+        let network = MockNetworkService()
+        let events = (0..<50).map { ServerSentEvent(data: "\($0)", lastEventID: "\($0)") }
+        network.enqueue(stream: StreamScript.events(events).cut())
+        network.enqueue(.success(NetworkResponse(statusCode: 204)))
+        let service: any NetworkService = network
+        var received: [String] = []
+        for try await event in service.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0) {
+            received.append(event.data)
+            if received.count == 3 {
+                // The loop is slow: the source waits for it, so the stream is still at its start.
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(network.requests.count == 1)
+            }
+        }
+        #expect(received == events.map(\.data))
+        #expect(network.requests.last?.value(forHTTPHeaderField: "Last-Event-ID") == "49")
+    }
+
     @Test func connectionsThatBringNothingStopItAtTheLimitAndCancellingEndsItOnce() async throws {
         let network = MockNetworkService(
             fallback: .failure(.transport(URLError(.cannotConnectToHost))))
