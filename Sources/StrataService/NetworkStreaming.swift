@@ -45,7 +45,8 @@ extension NetworkService {
 
     /// The elements of the body of the request `endpoint` describes, as `decoder` makes them, as
     /// they arrive. The request is sent when iteration starts; leaving the loop or cancelling the
-    /// task cancels it. Each element is read from the network only as the loop asks for it.
+    /// task cancels it. Each part of the body is read from the network only as the loop asks for
+    /// it, and decoded in the loop's task.
     ///
     /// ```swift
     /// for try await line in service.stream(endpoint: Endpoint<Void>(path: "export"), decoding: .lines()) {
@@ -108,11 +109,13 @@ final class NetworkErrorMapping: ResponseReceiver {
 }
 
 /// Decodes a stream's parts into elements and hands them to a caller, a part at a time: the next
-/// part is asked for once the elements of the last have been handed on. Decoding runs on a serial
-/// queue of its own; elements and the end are handed on there, or on `delivery` when one is given.
-/// The end comes exactly once, and no element after it.
+/// part is asked for once the elements of the last have been handed on. For callbacks, decoding
+/// runs on a serial queue of its own, and elements and the end are handed on there, or on
+/// `delivery` when one is given; for an `AsyncSequence`, each part is decoded by the loop's task as
+/// it reaches the part (as the async API decodes a whole body in the caller's task), so a part
+/// wakes one thread, not two. The end comes exactly once, and no element after it.
 package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: ResponseReceiver, NetworkCancellable,
-    @unchecked Sendable  // Sendable: `queue` serializes `decoder`, `head` and `done`; `exchange` is set once.
+    @unchecked Sendable  // Sendable: `queue` (for a buffer, its one loop) orders the `var`s; `exchange` is set once.
 {
     private var decoder: Decoder
     private let queue = StrataQueue.make("Strata.stream.decoding")
@@ -160,6 +163,12 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
     }
 
     package func receive(_ head: ResponseHead) {
+        // For a buffer, here: the transport's calls never overlap, and the buffer's lock orders
+        // this before the decoding of any part.
+        guard buffer == nil else {
+            self.head = head
+            return exchange.demand()
+        }
         queue.async { [self] in
             self.head = head
             exchange.demand()
@@ -167,34 +176,64 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
     }
 
     package func receive(_ part: Data) {
+        if let buffer {
+            return buffer.receive(
+                decoding: { [self] in
+                    let (elements, end) = decoded(part)
+                    return (elements, end.map { $0.map { _ in () } })
+                },
+                whenTaken: { [exchange] in exchange.demand() })
+        }
         queue.async { [self] in
-            guard !done, !cancelled.value else { return }
-            var elements: [Decoder.Element] = []
-            do {
-                try decoder.decode(part) { elements.append($0) }
-            } catch {
-                exchange.cancel()
-                return end(.failure(mapError(error)), after: elements)
-            }
-            deliver(elements) { [exchange] in exchange.demand() }
+            let (elements, end) = decoded(part)
+            guard let end else { return deliver(elements) { [exchange] in exchange.demand() } }
+            self.end(end, after: elements)
         }
     }
 
     package func finish(_ error: (any Error)?) {
-        queue.async { [self] in
-            guard !done else { return }
-            var elements: [Decoder.Element] = []
-            if let error {
-                return end(.failure(mapError(error)), after: [])
-            }
-            do {
-                try decoder.finish { elements.append($0) }
-            } catch {
-                return end(.failure(mapError(error)), after: elements)
-            }
-            let response = head.map { NetworkResponse($0, body: Data()) }
-            end(response.map { .success($0) } ?? .failure(mapError(SessionError.invalidResponse)), after: elements)
+        if let buffer {
+            return buffer.receive(
+                decoding: { [self] in
+                    let (elements, end) = ended(by: error)
+                    return (elements, end.map { $0.map { _ in () } })
+                }, whenTaken: nil)
         }
+        queue.async { [self] in
+            let (elements, end) = ended(by: error)
+            if let end { self.end(end, after: elements) }
+        }
+    }
+
+    /// The elements of `part`, and the end if decoding it failed (the exchange is then cancelled);
+    /// nothing once the stream has ended or been cancelled. Called one at a time, in order.
+    private func decoded(_ part: Data) -> ([Decoder.Element], Result<NetworkResponse, Failure>?) {
+        guard !done, !cancelled.value else { return ([], nil) }
+        var elements: [Decoder.Element] = []
+        do {
+            try decoder.decode(part) { elements.append($0) }
+            return (elements, nil)
+        } catch {
+            exchange.cancel()
+            done = true
+            return (elements, .failure(mapError(error)))
+        }
+    }
+
+    /// The last elements and the end, once the body ended with `error` or completely; nothing if
+    /// the stream had already ended. Called after every part, once.
+    private func ended(by error: (any Error)?) -> ([Decoder.Element], Result<NetworkResponse, Failure>?) {
+        guard !done else { return ([], nil) }
+        done = true
+        if let error { return ([], .failure(mapError(error))) }
+        var elements: [Decoder.Element] = []
+        do {
+            try decoder.finish { elements.append($0) }
+        } catch {
+            return (elements, .failure(mapError(error)))
+        }
+        let response = head.map { NetworkResponse($0, body: Data()) }
+        return (elements, response.map { .success($0) } ?? .failure(mapError(SessionError.invalidResponse)))
     }
 
     /// Hands `elements` on, then runs `next`; on `delivery` when there is one.
@@ -213,7 +252,6 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
     }
 
     private func end(_ result: Result<NetworkResponse, Failure>, after elements: [Decoder.Element]) {
-        done = true
         let completion = self.completion
         deliver(elements) { completion(result) }
     }
@@ -262,9 +300,10 @@ public struct ResponseStream<Element: Sendable, Failure: Error>: AsyncSequence, 
             if buffer == nil {
                 let buffer = ResponseStreamBuffer<Element, Failure>()
                 self.buffer = buffer
-                owner = Owner(buffer.run(start))
+                owner = Owner(start(buffer), buffer)
             }
-            return try await buffer?.next()
+            guard let buffer, let owner else { return nil }
+            return try await buffer.next(cancelling: owner.handle)
         }
 
         /// `next()` for callers without typed throws.
@@ -273,16 +312,25 @@ public struct ResponseStream<Element: Sendable, Failure: Error>: AsyncSequence, 
         }
     }
 
-    /// Cancels the stream when the last iterator holding it is gone.
+    /// Cancels the stream when the last iterator holding it is gone, and lets go of what the
+    /// buffer kept for a loop that is no more.
     private final class Owner: Sendable {
         let handle: any NetworkCancellable
-        init(_ handle: any NetworkCancellable) { self.handle = handle }
-        deinit { handle.cancel() }
+        private let buffer: ResponseStreamBuffer<Element, Failure>
+        init(_ handle: any NetworkCancellable, _ buffer: ResponseStreamBuffer<Element, Failure>) {
+            self.handle = handle
+            self.buffer = buffer
+        }
+        deinit {
+            buffer.abandon()
+            handle.cancel()
+        }
     }
 }
 
 /// Where a ``ResponseStream``'s elements wait for the loop: at most those of one part of the body,
-/// since the next part is asked for only when these have been taken.
+/// since the next part is asked for only when these have been taken. A part may come undecoded:
+/// the loop's task decodes it when it reaches it.
 // Sendable: `lock` guards the `var`s.
 package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @unchecked Sendable {  // `lock`
     private let lock = NSLock()
@@ -290,17 +338,15 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
     private var first = 0
     private var end: Result<Void, Failure>?
     private var waiting: CheckedContinuation<Void, Never>?
-    private var handle: (any NetworkCancellable)?
+    /// Whether the loop is gone: nothing is kept for it any more.
+    private var abandoned = false
+    /// Parts not decoded yet, in order (a part of the body, then perhaps the end).
+    private var undecoded: [Decoding] = []
+
+    /// Decodes a part: its elements, and the end if the part ends the stream.
+    package typealias Decoding = @Sendable () -> (elements: [Element], end: Result<Void, Failure>?)
 
     package init() {}
-
-    func run(_ start: ResponseStream<Element, Failure>.Start) -> any NetworkCancellable {
-        let handle = start(self)
-        lock.lock()
-        self.handle = handle
-        lock.unlock()
-        return handle
-    }
 
     /// Called once the loop has taken every element, to ask for more.
     private var whenTaken: (@Sendable () -> Void)?
@@ -313,6 +359,7 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
     /// Elements arrived; `next` runs once the loop has taken them all (at once, if there are none).
     package func receive(_ batch: [Element], whenTaken next: (@Sendable () -> Void)?) {
         lock.lock()
+        guard !abandoned else { return lock.unlock() }
         elements.append(contentsOf: batch)
         let runNow = first == elements.count ? next : nil
         if runNow == nil { whenTaken = next }
@@ -321,6 +368,30 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
         lock.unlock()
         waiting?.resume()
         runNow?()
+    }
+
+    /// A part arrived, which `decoding` decodes when the loop reaches it; `next` runs once the loop
+    /// has taken its elements.
+    package func receive(decoding: @escaping Decoding, whenTaken next: (@Sendable () -> Void)?) {
+        lock.lock()
+        // A part kept for a loop that is gone would keep its decoder, which holds this, alive.
+        guard !abandoned else { return lock.unlock() }
+        undecoded.append(decoding)
+        if let next { whenTaken = next }
+        let waiting = self.waiting
+        self.waiting = nil
+        lock.unlock()
+        waiting?.resume()
+    }
+
+    /// The loop is gone: what waits for it is dropped, and what arrives from now on too.
+    func abandon() {
+        lock.lock()
+        abandoned = true
+        let dropped = (elements, undecoded, whenTaken)
+        (elements, undecoded, whenTaken, first) = ([], [], nil, 0)
+        lock.unlock()
+        withExtendedLifetime(dropped) {}
     }
 
     /// The stream ended.
@@ -333,11 +404,28 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
         waiting?.resume()
     }
 
-    /// What the loop gets now: an element, the end, or nothing yet.
+    /// What the loop gets now: an element, a part to decode, the end, or nothing yet.
     private enum Take {
         case element(Element)
+        case decode(Decoding)
         case end(Result<Void, Failure>)
         case wait
+    }
+
+    /// The elements and end `decoding` made, in the loop's task: the part's `whenTaken` runs once
+    /// they are taken (at once, if there are none).
+    private func decoded(_ decoding: Decoding) {
+        let (batch, ended) = decoding()
+        lock.lock()
+        elements.append(contentsOf: batch)
+        if let ended, end == nil { end = ended }
+        var drained: (@Sendable () -> Void)?
+        if first == elements.count {
+            drained = whenTaken
+            whenTaken = nil
+        }
+        lock.unlock()
+        drained?()
     }
 
     private func take() -> Take {
@@ -357,6 +445,7 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
             return .element(element)
         }
         defer { lock.unlock() }
+        if !undecoded.isEmpty { return .decode(undecoded.removeFirst()) }
         if let end { return .end(end) }
         return .wait
     }
@@ -364,7 +453,7 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
     /// Parks `continuation` until an element or the end arrives; resumes it at once if one has.
     private func park(_ continuation: CheckedContinuation<Void, Never>) {
         lock.lock()
-        if first < elements.count || end != nil {
+        if first < elements.count || !undecoded.isEmpty || end != nil {
             lock.unlock()
             continuation.resume()
         } else {
@@ -373,26 +462,24 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
         }
     }
 
-    private var currentHandle: (any NetworkCancellable)? {
-        lock.lock()
-        defer { lock.unlock() }
-        return handle
-    }
-
-    func next() async throws(Failure) -> Element? {
+    /// The next element; cancelling the task cancels `handle`, the stream's.
+    func next(cancelling handle: any NetworkCancellable) async throws(Failure) -> Element? {
+        // A task cancelled while it was not waiting here: the stream ends after what has arrived.
+        if Task.isCancelled { handle.cancel() }
         while true {
             switch take() {
             case .element(let element):
                 return element
+            case .decode(let decoding):
+                decoded(decoding)
             case .end(let end):
                 try end.get()
                 return nil
             case .wait:
-                let handle = currentHandle
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { park($0) }
                 } onCancel: {
-                    handle?.cancel()
+                    handle.cancel()
                 }
             }
         }

@@ -129,6 +129,72 @@ import Testing
     }
 }
 
+/// A decoder that tells whether it is still alive: it lives as long as the stream's consumer.
+private struct TrackedDecoder: StreamDecoder {
+    final class Token: Sendable {}
+    let token: Token
+    var lines = LineDecoder()
+
+    mutating func decode(_ bytes: Data, _ emit: (String) throws -> Void) throws { try lines.decode(bytes, emit) }
+    mutating func finish(_ emit: (String) throws -> Void) throws { try lines.finish(emit) }
+}
+
+@Suite struct ResponseStreamLifetimeTests {
+    /// Runs `loop` over a stream of 100 lines decoded by a tracked decoder; whether the decoder
+    /// (and so the consumer and its buffer) is gone a moment after the loop.
+    private func decoderIsReleased(
+        _ loop: (ResponseStream<String, NetworkError>) async throws -> Void
+    ) async throws -> Bool {
+        let network = MockNetworkService()
+        network.enqueue(stream: StreamScript.lines((0..<100).map(String.init)))
+        weak var tracked: TrackedDecoder.Token?
+        do {
+            let token = TrackedDecoder.Token()
+            tracked = token
+            let service: any NetworkService = network
+            try await loop(
+                service.stream(endpoint: Endpoint<Void>(path: "feed"), decoding: TrackedDecoder(token: token)))
+        }
+        for _ in 0..<200 where tracked != nil { try await Task.sleep(for: .milliseconds(5)) }
+        return tracked == nil
+    }
+
+    @Test func nothingOutlivesALoopThatReadToTheEnd() async throws {
+        let count = Locked(0)
+        let released = try await decoderIsReleased { stream in
+            for try await _ in stream { count.withLock { $0 += 1 } }
+        }
+        #expect(count.value == 100)
+        #expect(released)
+    }
+
+    @Test func nothingOutlivesALoopLeftEarly() async throws {
+        let released = try await decoderIsReleased { stream in
+            for try await line in stream where line == "3" { break }
+        }
+        #expect(released)
+    }
+
+    @Test func aCancelledTaskEndsTheLoopWithCancelledAndNothingOutlivesIt() async throws {
+        let endedCancelled = Locked(false)
+        let released = try await decoderIsReleased { stream in
+            let loop = Task {
+                do {
+                    // The body takes its time, and does not throw when the task is cancelled.
+                    for try await _ in stream { try? await Task.sleep(for: .milliseconds(20)) }
+                } catch let error as NetworkError {
+                    endedCancelled.withLock { $0 = error.isCancelled }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            loop.cancel()
+            _ = try? await loop.value
+        }
+        #expect(endedCancelled.value)
+        #expect(released)
+    }
+}
+
 /// The reconnecting event source, over scripted connections.
 @Suite struct EventSourceTests {
     private func service(_ network: MockNetworkService) -> any NetworkService { network }
