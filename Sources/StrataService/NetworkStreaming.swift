@@ -115,7 +115,7 @@ final class NetworkErrorMapping: ResponseReceiver {
 /// it reaches the part (as the async API decodes a whole body in the caller's task), so a part
 /// wakes one thread, not two. The end comes exactly once, and no element after it.
 package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: ResponseReceiver, NetworkCancellable,
-    @unchecked Sendable  // Sendable: `queue` (for a buffer, its one loop) orders the `var`s; `exchange` is set once.
+    @unchecked Sendable  // Sendable: `queue`, or the buffer's `lock` (one loop decodes), orders the `var`s.
 {
     private var decoder: Decoder
     private let queue = StrataQueue.make("Strata.stream.decoding")

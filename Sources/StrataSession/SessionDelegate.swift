@@ -47,6 +47,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         var downloaded: FileParts?
         /// Whether the task has completed (its downloaded body may still be being read).
         var taskEnded = false
+        /// Why a download task's file could not be kept: the body is lost, and the exchange fails.
+        var fileError: (any Error)?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -118,6 +120,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         if let trustError = record.trustError {
             return relay.end(trustError)
         }
+        if let fileError = record.fileError, error == nil {
+            return relay.end(fileError)
+        }
         var error = error
         var response = task.response
         if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
@@ -187,7 +192,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             }
             records.withLock { $0[downloadTask.taskIdentifier]?.downloaded = parts }
         } catch {
-            records.withLock { $0[downloadTask.taskIdentifier]?.early = Data() }
+            // Not an empty body: the body that came is gone.
+            let lost = URLError(.cannotWriteToFile, userInfo: [NSUnderlyingErrorKey: error])
+            records.withLock { $0[downloadTask.taskIdentifier]?.fileError = lost }
             try? FileManager.default.removeItem(at: kept)
         }
     }

@@ -16,7 +16,7 @@ import StrataAsyncHTTPClient
 /// future-based `execute(request:)` without and with a deadline, and its async `execute(_:timeout:)`,
 /// each collecting the body and decoding it with `JSONDecoder`), one at a time and 64 at once; and
 /// one at a time against Strata over `URLSession` and raw `URLSession.data(for:)`, to show what the
-/// transport changes.
+/// transport changes. (``LoopbackCallbacks`` runs the callback APIs over the same fixture.)
 enum LoopbackAsyncHTTPClient {
     final class Fixture: Sendable {
         let server: LoopbackServer
@@ -28,6 +28,11 @@ enum LoopbackAsyncHTTPClient {
         let session: URLSession
         let strataOverURLSession: DefaultDataTransferService
         let urlRequest: URLRequest
+        /// A session with a delegate, for the callback pairs.
+        let collector = Collector()
+        let delegateSession: URLSession
+        /// Where the hand-written clients of the callback pairs decode and deliver.
+        let callerQueue = DispatchQueue(label: "Benchmark.caller")
 
         init() async throws {
             server = try await LoopbackServer.start()
@@ -40,21 +45,26 @@ enum LoopbackAsyncHTTPClient {
             url = server.itemsURL.absoluteString
             request = try HTTPClient.Request(url: url)
             strataTransport = AsyncHTTPClientTransport(client: client, decompresses: true)
+            // Completions on a serial queue, as for the hand-written clients (the async methods do
+            // not use it).
             strata = DefaultDataTransferService(
                 networkService: DefaultNetworkService(
                     configuration: NetworkConfiguration(baseURL: server.baseURL),
                     sessionManager: SessionManager(transport: strataTransport)
-                )
+                ),
+                completionQueue: DispatchQueue(label: "Benchmark.strata")
             )
             let configuration = URLSessionConfiguration.default
             configuration.urlCache = nil
             configuration.httpMaximumConnectionsPerHost = Loopback.concurrency
             session = URLSession(configuration: configuration)
+            delegateSession = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
             strataOverURLSession = DefaultDataTransferService(
                 networkService: DefaultNetworkService(
                     configuration: NetworkConfiguration(baseURL: server.baseURL),
                     sessionManager: SessionManager(configuration: configuration)
-                )
+                ),
+                completionQueue: DispatchQueue(label: "Benchmark.strata")
             )
             urlRequest = URLRequest(url: server.itemsURL)
         }

@@ -28,79 +28,37 @@ enum LoopbackCallbacks {
     static let sequential = Settings.smoke ? 20 : 500
     static let concurrent = Settings.smoke ? 128 : 2_000
 
-    final class Fixture: Sendable {
-        let server: LoopbackServer
-        let client: HTTPClient
-        let request: HTTPClient.Request
-        let strataTransport: AsyncHTTPClientTransport
-        let strataOverAsyncHTTPClient: DefaultDataTransferService
-        let collector = Collector()
-        let session: URLSession
-        let urlRequest: URLRequest
-        let strataOverURLSession: DefaultDataTransferService
-        /// Where the hand-written clients decode and deliver.
-        let callerQueue = DispatchQueue(label: "Benchmark.caller")
+    typealias Fixture = LoopbackAsyncHTTPClient.Fixture
 
-        init() async throws {
-            server = try await LoopbackServer.start()
-            // One client for both sides, configured as Strata's own: they share its pool.
-            client = HTTPClient(
-                eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-                configuration: AsyncHTTPClientTransport.strataConfiguration())
-            request = try HTTPClient.Request(url: server.itemsURL.absoluteString)
-            strataTransport = AsyncHTTPClientTransport(client: client, decompresses: true)
-            strataOverAsyncHTTPClient = DefaultDataTransferService(
-                networkService: DefaultNetworkService(
-                    configuration: NetworkConfiguration(baseURL: server.baseURL),
-                    sessionManager: SessionManager(transport: strataTransport)),
-                completionQueue: DispatchQueue(label: "Benchmark.strata"))
-            let configuration = URLSessionConfiguration.default
-            configuration.urlCache = nil
-            configuration.httpMaximumConnectionsPerHost = Loopback.concurrency
-            session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
-            urlRequest = URLRequest(url: server.itemsURL)
-            strataOverURLSession = DefaultDataTransferService(
-                networkService: DefaultNetworkService(
-                    configuration: NetworkConfiguration(baseURL: server.baseURL),
-                    sessionManager: SessionManager(configuration: configuration)),
-                completionQueue: DispatchQueue(label: "Benchmark.strata"))
-        }
-
-        func tearDown() async throws {
-            try await client.shutdown()
-            try await strataTransport.shutdown()
-            try await server.shutdown()
-        }
-
-        /// AsyncHTTPClient's future API, by hand: send, then on the caller's queue check and decode.
-        func rawFutures(_ completion: @escaping Completion) {
-            let queue = callerQueue
-            client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
-                queue.async {
-                    completion(
-                        Result {
-                            let response = try result.get()
-                            guard (200..<300).contains(response.status.code), let body = response.body else {
-                                throw URLError(.badServerResponse)
-                            }
-                            return try JSONDecoder().decode(StackOverhead.Page.self, from: body)
-                        })
-                }
+    /// AsyncHTTPClient's future API, by hand: send, then on the caller's queue check and decode.
+    static func rawFutures(_ fixture: Fixture, _ completion: @escaping Completion) {
+        let queue = fixture.callerQueue
+        fixture.client.execute(request: fixture.request, deadline: .now() + .seconds(60)).whenComplete { result in
+            queue.async {
+                completion(
+                    Result {
+                        let response = try result.get()
+                        guard (200..<300).contains(response.status.code), let body = response.body else {
+                            throw URLError(.badServerResponse)
+                        }
+                        return try JSONDecoder().decode(StackOverhead.Page.self, from: body)
+                    })
             }
         }
+    }
 
-        /// A session with a delegate, by hand: send, then on the caller's queue check and decode.
-        func rawURLSession(_ completion: @escaping Completion) {
-            let queue = callerQueue
-            collector.data(for: urlRequest, in: session) { result in
-                queue.async { completion(Result { try Loopback.Fixture.decode(try result.get()) }) }
-            }
+    /// A session with a delegate, by hand: send, then on the caller's queue check and decode.
+    static func rawURLSession(_ fixture: Fixture, _ completion: @escaping Completion) {
+        let queue = fixture.callerQueue
+        fixture.collector.data(for: fixture.urlRequest, in: fixture.delegateSession) { result in
+            queue.async { completion(Result { try Loopback.Fixture.decode(try result.get()) }) }
         }
+    }
 
-        static func strata(_ service: DefaultDataTransferService, _ completion: @escaping Completion) {
-            service.request(with: Endpoint<StackOverhead.Page>(path: "items")) { result in
-                completion(result.mapError { $0 })
-            }
+    /// Strata's callback API, completing on the service's serial completion queue.
+    static func strata(_ service: DefaultDataTransferService, _ completion: @escaping Completion) {
+        service.request(with: Endpoint<StackOverhead.Page>(path: "items")) { result in
+            completion(result.mapError { $0 })
         }
     }
 
@@ -112,11 +70,11 @@ enum LoopbackCallbacks {
         let pairs: [(String, baseline: Call, strata: Call)] = [
             (
                 "over AsyncHTTPClient, vs AsyncHTTPClient execute(request:deadline:)",
-                { $0.rawFutures($1) }, { Fixture.strata($0.strataOverAsyncHTTPClient, $1) }
+                rawFutures, { strata($0.strata, $1) }
             ),
             (
                 "over URLSession, vs URLSession with a session delegate",
-                { $0.rawURLSession($1) }, { Fixture.strata($0.strataOverURLSession, $1) }
+                rawURLSession, { strata($0.strataOverURLSession, $1) }
             ),
         ]
         for (name, baseline, strata) in pairs {
