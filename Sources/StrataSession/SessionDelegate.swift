@@ -183,6 +183,21 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
 
     /// Takes a download task's file before the loading system deletes it (when this returns).
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        keep(location, of: downloadTask)
+    }
+
+    /// A download task made with a completion handler ended (on the delegate queue, as the other
+    /// callbacks): its file is kept as ``urlSession(_:downloadTask:didFinishDownloadingTo:)``
+    /// keeps it, then the task finishes as ``urlSession(_:task:didCompleteWithError:)`` finishes it.
+    func downloadEnded(_ task: URLSessionTask, at location: URL?, error: (any Error)?) {
+        if let location, error == nil {
+            keep(location, of: task)
+        }
+        finish(task, error: error)
+    }
+
+    /// Moves a download task's file out of the loading system's hands, to be played to its relay.
+    private func keep(_ location: URL, of downloadTask: URLSessionTask) {
         guard let relay = records.withLock({ $0[downloadTask.taskIdentifier]?.relay }) else { return }
         let kept = FileManager.default.temporaryDirectory.appendingPathComponent("strata-body-\(UUID().uuidString)")
         do {

@@ -39,6 +39,45 @@ import Testing
         #expect(reported.last == [Int64(size), Int64(size)])
     }
 
+    /// Without progress to report, `URLSessionTransport` downloads through a task with a completion
+    /// handler (no delegate call per part written): the body, a redirect the pipeline follows and a
+    /// `401` answering a Basic challenge come out as they do with progress.
+    @Test func aDownloadNobodyFollowsIsSavedWholeAfterARedirect() async throws {
+        let size = 3 * 1_048_576 + 17
+        let target = destination()
+        defer { try? FileManager.default.removeItem(at: target.deletingLastPathComponent()) }
+        try await Harness.with { (harness) async throws in
+            let response = try await harness.transfer.requestResponse(
+                Endpoint<Empty>(
+                    path: "redirect/302", queryParameters: ["to": .string("/stream-bytes/\(size)?chunked=1")],
+                    options: RequestOptions(downloadDestination: target)))
+            #expect(response.response.fileURL == target)
+            #expect(response.response.statusCode == 200)
+            #expect(response.response.url?.path == "/stream-bytes/\(size)")
+        }
+        #expect(try Data(contentsOf: target) == Data(TestReply.generatedBody(size: size)))
+    }
+
+    @Test func aDownloadAnsweredByABasicChallengeFailsWithTheUnauthorizedResponse() async throws {
+        let target = destination()
+        try await Harness.with { (harness) async throws in
+            let started = ContinuousClock.now
+            let error = await failure { () async throws(DataTransferError) in
+                try await harness.transfer.request(
+                    Endpoint<Void>(path: "basic-auth/user/secret", options: RequestOptions(downloadDestination: target))
+                )
+            }
+            guard case .networkFailure(.unacceptableStatusCode(let response))? = error else {
+                Issue.record("expected a 401, got \(String(describing: error))")
+                return
+            }
+            #expect(response.statusCode == 401)
+            // Not the challenge timeout (10 s): the declined challenge ends the task at once.
+            #expect(ContinuousClock.now - started < .seconds(8))
+        }
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+
     /// The error body is reported like any other (up to 1 MiB of it), and nothing is written to the destination.
     @Test func anUnacceptableStatusFailsWithItsStatusAndBodyAndLeavesNoFile() async throws {
         let target = destination()
