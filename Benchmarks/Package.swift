@@ -43,6 +43,16 @@ let package = Package(
             swiftSettings: settings
         ),
         .executableTarget(
+            name: "StreamProbe",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataTestServer", package: "StrataIntegrationTests"),
+                .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: settings
+        ),
+        .executableTarget(
             name: "CallbackProbe",
             dependencies: [
                 "StackFixture", .product(name: "Strata", package: "Strata"),

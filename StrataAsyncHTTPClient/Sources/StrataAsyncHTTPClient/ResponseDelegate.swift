@@ -16,14 +16,19 @@ import StrataSession
 /// asks — and reports upload progress and the end once, when the task's future completes.
 ///
 /// AsyncHTTPClient calls it on the task's event loop, one call at a time, and reads the next body
-/// part only when the future returned for the last one has completed. That future completes once
-/// the consumer has taken all but ``readAhead`` bytes of what is queued in the relay, so memory
-/// stays bounded however fast the server and however slow the consumer.
+/// part only when the future returned for the last one has completed. While the relay holds at
+/// most ``readAhead`` bytes, that future is complete at once; past it, the client is held until
+/// the consumer has taken the relay down to ``resumeBelow`` bytes. So memory stays bounded however
+/// fast the server and however slow the consumer, and a consumer that is behind lets the client
+/// read on a batch of parts at a time, not one part per part it takes (each release wakes the
+/// event loop from the consumer's thread).
 final class ResponseDelegate: HTTPClientResponseDelegate {
     typealias Response = Void
 
     /// The bytes queued for the consumer up to which the next part is read at once.
     static let readAhead = 256 * 1024
+    /// The bytes queued for the consumer at or below which a held client reads on.
+    static let resumeBelow = readAhead / 2
 
     private struct State {
         var sent: Int64 = 0
@@ -61,7 +66,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         relay = ResponseRelay(
             to: receiver,
             onTaken: { [state] stillBuffered in
-                guard stillBuffered <= Self.readAhead else { return }
+                guard stillBuffered <= Self.resumeBelow else { return }
                 state.withLockedValue { state in
                     defer { state.held = nil }
                     return state.held
@@ -137,14 +142,14 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         defer { endIfAnsweredEarly(task) }
+        state.withLockedValue { $0.received += Int64(buffer.readableBytes) }
+        relay.push(Self.data(buffer))
+        // Read on at once while the consumer keeps up.
+        guard relay.bufferedBytes > Self.readAhead else { return task.eventLoop.makeSucceededVoidFuture() }
         let promise = task.eventLoop.makePromise(of: Void.self)
-        state.withLockedValue { state in
-            state.received += Int64(buffer.readableBytes)
-            state.held = promise
-        }
-        relay.push(Data(buffer: buffer, byteTransferStrategy: .automatic))
-        // Read on at once while the consumer keeps up; otherwise when it takes a part.
-        if relay.bufferedBytes <= Self.readAhead {
+        state.withLockedValue { $0.held = promise }
+        // The consumer may have taken the relay down meanwhile, finding nothing held to release.
+        if relay.bufferedBytes <= Self.resumeBelow {
             state.withLockedValue { state in
                 defer { state.held = nil }
                 return state.held
@@ -154,6 +159,15 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
+
+    /// A body part as `Data`: on the buffer's memory when the part fills most of it (a large read,
+    /// which copying would cost a third of a stream's time), else copied, so that a small part
+    /// never keeps a large buffer alive while it waits for the consumer: what is queued stays
+    /// within twice the bytes counted against ``readAhead``.
+    static func data(_ buffer: ByteBuffer) -> Data {
+        let shares = buffer.readableBytes >= 16_384 && buffer.readableBytes * 2 >= buffer.storageCapacity
+        return Data(buffer: buffer, byteTransferStrategy: shares ? .noCopy : .copy)
+    }
 
     /// Ends the task once a whole `3xx`–`5xx` response (its `Content-Length` received, and no
     /// content coding that would make the count differ) has arrived while the request body is still

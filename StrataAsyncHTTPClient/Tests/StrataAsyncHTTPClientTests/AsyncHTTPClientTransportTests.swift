@@ -93,6 +93,31 @@ import Testing
         #expect(AsyncHTTPClientTransport.deadline(for: seconds) == nil)
     }
 
+    /// A large part that fills most of its buffer is handed on without a copy; a small part, or
+    /// one that would keep a much larger buffer alive while it waits, is copied.
+    @Test func aBodyPartSharesItsBufferOnlyWhenItFillsMostOfIt() {
+        var whole = ByteBufferAllocator().buffer(capacity: 65_536)
+        whole.writeBytes((0..<65_536).map { UInt8(truncatingIfNeeded: $0) })
+        let shared = ResponseDelegate.data(whole)
+        #expect(shared == Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0) }))
+        #expect(sharesMemory(shared, whole))
+
+        let small = whole.getSlice(at: 100, length: 1_000)!
+        let copiedSmall = ResponseDelegate.data(small)
+        #expect(copiedSmall == Data(whole.getBytes(at: 100, length: 1_000)!))
+        #expect(!sharesMemory(copiedSmall, small))
+
+        // 20 KiB of a 64 KiB buffer: large, but it would keep three times its size alive.
+        let slice = whole.getSlice(at: 0, length: 20_480)!
+        #expect(!sharesMemory(ResponseDelegate.data(slice), slice))
+    }
+
+    private func sharesMemory(_ data: Data, _ buffer: ByteBuffer) -> Bool {
+        data.withUnsafeBytes { bytes in
+            buffer.withUnsafeReadableBytes { $0.baseAddress == bytes.baseAddress }
+        }
+    }
+
     @Test func aResponseHeadKeepsItsFieldsInOrderAndBecomesAnHTTPURLResponseWithRepeatedHeadersJoined() throws {
         let url = try #require(URL(string: "http://127.0.0.1/x"))
         var headers = NIOHTTP1.HTTPHeaders()
