@@ -78,7 +78,7 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
 
     /// Every value for `name`, in order, compared without case.
     public func values(for name: String) -> [String] {
-        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map { $0.value }
     }
 
     /// Whether a field with `name` exists, compared without case.

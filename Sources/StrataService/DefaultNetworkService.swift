@@ -130,7 +130,7 @@ public struct DefaultNetworkService: NetworkService {
         var options = endpoint.options
         let endpointHeaders = endpoint.headerParameters
         options.originBoundHeaderNames.formUnion(
-            configuration.headers.lazy.map(\.name).filter { !endpointHeaders.contains(name: $0) })
+            configuration.headers.lazy.map { $0.name }.filter { !endpointHeaders.contains(name: $0) })
         return options
     }
 }

@@ -97,7 +97,9 @@ extension DataTransferService {
         with endpoint: E,
         completion: @escaping CompletionHandler<T>
     ) -> any NetworkCancellable where E.Response == T {
-        requestResponse(with: endpoint) { result in completion(result.map(\.value)) }
+        // A closure, not `\.value`: a key path whose root is generic is made anew at run time on
+        // every call, which cost more than the rest of the layer.
+        requestResponse(with: endpoint) { result in completion(result.map { $0.value }) }
     }
 
     /// Bridges ``request(with:completion:)-1ph6e`` to async.

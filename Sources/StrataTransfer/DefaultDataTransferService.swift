@@ -55,7 +55,7 @@ public struct DefaultDataTransferService: DataTransferService {
         with endpoint: E,
         completion: @escaping CompletionHandler<Void>
     ) -> any NetworkCancellable where E.Response == Void {
-        run(endpoint, on: completionQueue, decode: { _ in () }) { completion($0.map(\.value)) }
+        run(endpoint, on: completionQueue, decode: { _ in () }) { completion($0.map { $0.value }) }
     }
 
     /// Runs `endpoint` and decodes its response with the endpoint's decoder.
