@@ -11,17 +11,22 @@ import StrataTestServer
 // (nginx serving a large file on loopback, say) or, for `in-process`, 1 GiB from the test server
 // in this process, as the benchmark does:
 //
-//   StreamProbe raw|strata URL|in-process [ROUNDS]   # one side: perf record -g StreamProbe strata …
-//   StreamProbe both URL|in-process [ROUNDS]         # both in turn, medians
+//   StreamProbe raw|strata|delegate|handoff|callbacks URL|in-process   # one side: perf record -g …
+//   StreamProbe both URL|in-process [ROUNDS]   # raw and strata in turn, medians
+//   StreamProbe all URL|in-process [ROUNDS]    # the same, each round also the three below
 //
 // `raw` reads AsyncHTTPClient's `response.body`; `strata` reads
-// `networkService.stream(endpoint:decoding: .bytes)` over AsyncHTTPClientTransport.
+// `networkService.stream(endpoint:decoding: .bytes)` over AsyncHTTPClientTransport; `callbacks` the
+// same stream through the callback API. What the transport's AsyncHTTPClient API costs by itself:
+// `delegate` counts the parts in AsyncHTTPClient's delegate, which the transport is built on, and
+// `handoff` hands each part from that delegate to a task through an `AsyncStream`, the least a
+// consumer in a task of its own needs.
 let arguments = CommandLine.arguments
 let server = arguments.count >= 3 && arguments[2] == "in-process" ? try await TestServer.start() : nil
 guard arguments.count >= 3,
     let url = server?.url("/stream-bytes/1073741824?chunked=1") ?? URL(string: arguments[2])
 else {
-    print("usage: StreamProbe raw|strata|both URL|in-process [ROUNDS]")
+    print("usage: StreamProbe raw|strata|delegate|handoff|callbacks|both|all URL|in-process [ROUNDS]")
     exit(2)
 }
 let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 5 : 5
@@ -133,6 +138,7 @@ default:
             times.strata.append(try await timed("strata", overStrata))
             if arguments[1] == "all" {
                 _ = try await timed("delegate", delegate)
+                _ = try await timed("handoff", handoff)
                 _ = try await timed("callbacks", callbacks)
             }
         } else {
