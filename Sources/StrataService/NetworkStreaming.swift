@@ -359,8 +359,9 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
     /// Whether the loop is gone: nothing is kept for it any more.
     private var abandoned = false
     /// Parts not decoded yet, in order (a part of the body, then perhaps the end), from
-    /// `undecodedFirst` on.
-    @usableFromInline var undecoded: [Decoding] = []
+    /// `undecodedFirst` on; a slot is emptied as its part is taken, so that the queue keeps no part
+    /// alive that the loop is done with.
+    @usableFromInline var undecoded: [Decoding?] = []
     @usableFromInline var undecodedFirst = 0
     /// Called once the loop has taken every element, to ask for more.
     @usableFromInline var whenTaken: (@Sendable () -> Void)?
@@ -468,8 +469,8 @@ package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @un
             return .element(element)
         }
         defer { lock.unlock() }
-        if undecodedFirst < undecoded.count {
-            let decoding = undecoded[undecodedFirst]
+        if undecodedFirst < undecoded.count, let decoding = undecoded[undecodedFirst] {
+            undecoded[undecodedFirst] = nil
             undecodedFirst += 1
             if undecodedFirst == undecoded.count {
                 undecoded.removeAll(keepingCapacity: true)

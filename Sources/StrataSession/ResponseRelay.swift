@@ -35,7 +35,10 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     }
 
     private let lock = NSLock()
-    private var items: [Item] = []
+    /// What is queued, from `first` on; a slot is emptied as its item is taken, so that a part the
+    /// receiver is done with is not kept alive by the parts queued behind it (over AsyncHTTPClient,
+    /// a part holds the buffer it was read into).
+    private var items: [Item?] = []
     private var first = 0
     private var demanded = false
     private var delivering = false
@@ -199,8 +202,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
 
     /// The next item the receiver may have, taken off the queue; called with the lock held.
     private func takeDeliverable() -> Item? {
-        guard !closed, first < items.count else { return nil }
-        let item = items[first]
+        guard !closed, first < items.count, let item = items[first] else { return nil }
         switch item {
         case .head:
             headDelivered = true
@@ -214,6 +216,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
             guard demanded || !headDelivered || cancelled else { return nil }
             closed = true
         }
+        items[first] = nil
         first += 1
         if first == items.count || closed {
             items.removeAll(keepingCapacity: !closed)

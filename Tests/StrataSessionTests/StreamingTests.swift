@@ -121,6 +121,31 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
         #expect(recorder.events == [.head(200), .part("a"), .part("b"), .part("c"), .end(nil)])
     }
 
+    @Test func aPartTakenIsNotKeptAliveByThePartsQueuedBehindIt() {
+        let released = Locked(0)
+        /// A part whose memory tells when it is freed.
+        func part() -> Data {
+            let bytes = UnsafeMutableRawPointer.allocate(byteCount: 1_024, alignment: 1)
+            bytes.initializeMemory(as: UInt8.self, repeating: 0x61, count: 1_024)
+            return Data(
+                bytesNoCopy: bytes, count: 1_024,
+                deallocator: .custom { bytes, _ in
+                    bytes.deallocate()
+                    released.withLock { $0 += 1 }
+                })
+        }
+        let recorder = StreamRecorder(demandsAtOnce: false)
+        let relay = ResponseRelay(to: recorder)
+        recorder.exchange = relay
+        relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
+        for _ in 0..<3 { relay.push(part()) }
+        relay.demand()
+        #expect(recorder.events.count == 2)
+        #expect(released.value == 1)
+        relay.cancel()
+        #expect(released.value == 3)
+    }
+
     @Test func aFailureBeforeTheHeadIsRetriedButNothingAfter() async throws {
         let transport = ScriptedTransport { n in
             n == 1

@@ -11,7 +11,7 @@ import StrataTestServer
 // (nginx serving a large file on loopback, say) or, for `in-process`, 1 GiB from the test server
 // in this process, as the benchmark does:
 //
-//   StreamProbe raw|strata|delegate|handoff|callbacks URL|in-process   # one side: perf record -g …
+//   StreamProbe raw|strata|delegate|handoff|batch|callbacks URL|in-process   # one side: perf record -g …
 //   StreamProbe both URL|in-process [ROUNDS]   # raw and strata in turn, medians
 //   StreamProbe all URL|in-process [ROUNDS]    # the same, each round also the three below
 //
@@ -20,13 +20,14 @@ import StrataTestServer
 // same stream through the callback API. What the transport's AsyncHTTPClient API costs by itself:
 // `delegate` counts the parts in AsyncHTTPClient's delegate, which the transport is built on, and
 // `handoff` hands each part from that delegate to a task through an `AsyncStream`, the least a
-// consumer in a task of its own needs.
+// consumer in a task of its own needs, and `batch` hands over the parts of one turn of the event
+// loop together, one wake-up of the task for all of them.
 let arguments = CommandLine.arguments
 let server = arguments.count >= 3 && arguments[2] == "in-process" ? try await TestServer.start() : nil
 guard arguments.count >= 3,
     let url = server?.url("/stream-bytes/1073741824?chunked=1") ?? URL(string: arguments[2])
 else {
-    print("usage: StreamProbe raw|strata|delegate|handoff|callbacks|both|all URL|in-process [ROUNDS]")
+    print("usage: StreamProbe raw|strata|delegate|handoff|batch|callbacks|both|all URL|in-process [ROUNDS]")
     exit(2)
 }
 let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 5 : 5
@@ -91,6 +92,40 @@ final class Handoff: HTTPClientResponseDelegate, @unchecked Sendable {
     func didFinishRequest(task: HTTPClient.Task<Void>) throws { continuation.finish() }
 }
 
+/// The same, with the parts of one event-loop turn handed over together, at the end of the turn.
+final class BatchHandoff: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = Void
+    let continuation: AsyncStream<[Data]>.Continuation
+    var pending: [Data] = []
+    init(_ continuation: AsyncStream<[Data]>.Continuation) { self.continuation = continuation }
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        if pending.isEmpty {
+            task.eventLoop.execute { [self] in
+                continuation.yield(pending)
+                pending = []
+            }
+        }
+        pending.append(Data(buffer: buffer, byteTransferStrategy: .noCopy))
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        task.eventLoop.execute { [self] in continuation.finish() }
+    }
+}
+
+func batchHandoff() async throws -> (bytes: Int, parts: Int) {
+    let (stream, continuation) = AsyncStream<[Data]>.makeStream()
+    _ = client.execute(request: try HTTPClient.Request(url: url), delegate: BatchHandoff(continuation))
+    var (bytes, parts) = (0, 0)
+    for await batch in stream {
+        for part in batch {
+            bytes += part.count
+            parts += 1
+        }
+    }
+    return (bytes, parts)
+}
+
 func handoff() async throws -> (bytes: Int, parts: Int) {
     let (stream, continuation) = AsyncStream<Data>.makeStream()
     _ = client.execute(request: try HTTPClient.Request(url: url), delegate: Handoff(continuation))
@@ -130,6 +165,7 @@ case "strata": _ = try await timed("strata", overStrata)
 case "delegate": _ = try await timed("delegate", delegate)
 case "callbacks": _ = try await timed("callbacks", callbacks)
 case "handoff": _ = try await timed("handoff", handoff)
+case "batch": _ = try await timed("batch", batchHandoff)
 default:
     var times: (raw: [Double], strata: [Double]) = ([], [])
     for round in 0..<rounds {
@@ -139,6 +175,7 @@ default:
             if arguments[1] == "all" {
                 _ = try await timed("delegate", delegate)
                 _ = try await timed("handoff", handoff)
+                _ = try await timed("batch", batchHandoff)
                 _ = try await timed("callbacks", callbacks)
             }
         } else {
