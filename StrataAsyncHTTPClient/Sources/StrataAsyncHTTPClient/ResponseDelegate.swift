@@ -25,8 +25,13 @@ import StrataSession
 final class ResponseDelegate: HTTPClientResponseDelegate {
     typealias Response = Void
 
-    /// The bytes queued for the consumer up to which the next part is read at once.
-    static let readAhead = 256 * 1024
+    /// The bytes queued for the consumer up to which the next part is read at once: a few reads
+    /// (AsyncHTTPClient reads up to four parts of up to 64 KiB per wake-up), so that a consumer in
+    /// another thread, woken for a part, rarely finds the client held when it catches up. At
+    /// 256 KiB, one wake-up's reads, a consumer keeping up still held the client every few parts:
+    /// 1 GiB from nginx came at 0.61–0.81x the throughput of AsyncHTTPClient's own
+    /// `response.body`, at 0.71–0.90x with 1 MiB (`StreamProbe`, Benchmarks/RESULTS.md).
+    static let readAhead = 1024 * 1024
     /// The bytes queued for the consumer at or below which a held client reads on.
     static let resumeBelow = readAhead / 2
 
