@@ -21,7 +21,9 @@ import StrataSession
 /// the consumer has taken the relay down to ``resumeBelow`` bytes. So memory stays bounded however
 /// fast the server and however slow the consumer, and a consumer that is behind lets the client
 /// read on a batch of parts at a time, not one part per part it takes (each release wakes the
-/// event loop from the consumer's thread).
+/// event loop from the consumer's thread). Small parts that arrive in one turn of the event loop
+/// are relayed joined, as one part, so that what is queued is bounded by its bytes whatever size
+/// of chunk the server sends.
 final class ResponseDelegate: HTTPClientResponseDelegate {
     typealias Response = Void
 
@@ -47,6 +49,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var answeredEarly = false
         /// The future AsyncHTTPClient waits on before it reads more, while the consumer is behind.
         var held: EventLoopPromise<Void>?
+        /// Small parts received in this turn of the event loop, joined, not relayed yet.
+        var small = Data()
         var task: HTTPClient.Task<Void>?
         var cancelled = false
     }
@@ -147,10 +151,30 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         defer { endIfAnsweredEarly(task) }
-        state.withLockedValue { $0.received += Int64(buffer.readableBytes) }
-        relay.push(Self.data(buffer))
+        let part = Self.data(buffer)
+        // A small part (copied, see `data(_:)`) joins the others of this turn of the loop, which
+        // go on together once the loop has handled the read that brought them: a body sent a byte
+        // a chunk becomes a part per read, not a queued part per byte. A large one goes on now.
+        let isSmall = part.count < Self.sharedPartMinimum
+        let (joinedBefore, opensTurn, small) = state.withLockedValue { state in
+            state.received += Int64(part.count)
+            guard isSmall else {
+                defer { state.small = Data() }
+                return (state.small, false, 0)
+            }
+            state.small.append(part)
+            return (Data(), state.small.count == part.count, state.small.count)
+        }
+        if !isSmall {
+            if !joinedBefore.isEmpty { relay.push(joinedBefore) }
+            relay.push(part)
+        } else if opensTurn {
+            task.eventLoop.execute { self.relaySmallParts() }
+        }
         // Read on at once while the consumer keeps up.
-        guard relay.bufferedBytes > Self.readAhead else { return task.eventLoop.makeSucceededVoidFuture() }
+        guard relay.bufferedBytes + small > Self.readAhead else { return task.eventLoop.makeSucceededVoidFuture() }
+        // Held: what the consumer is to take the relay down by must be in it.
+        relaySmallParts()
         let promise = task.eventLoop.makePromise(of: Void.self)
         state.withLockedValue { $0.held = promise }
         // The consumer may have taken the relay down meanwhile, finding nothing held to release.
@@ -165,12 +189,24 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
 
+    /// Relays the small parts joined since the last time, as one part.
+    private func relaySmallParts() {
+        let joined = state.withLockedValue { state in
+            defer { state.small = Data() }
+            return state.small
+        }
+        if !joined.isEmpty { relay.push(joined) }
+    }
+
+    /// The size from which a part may share its read buffer rather than be copied.
+    static let sharedPartMinimum = 16_384
+
     /// A body part as `Data`: on the buffer's memory when the part fills most of it (a large read,
     /// which copying would cost a third of a stream's time), else copied, so that a small part
     /// never keeps a large buffer alive while it waits for the consumer: what is queued stays
     /// within twice the bytes counted against ``readAhead``.
     static func data(_ buffer: ByteBuffer) -> Data {
-        let shares = buffer.readableBytes >= 16_384 && buffer.readableBytes * 2 >= buffer.storageCapacity
+        let shares = buffer.readableBytes >= sharedPartMinimum && buffer.readableBytes * 2 >= buffer.storageCapacity
         return Data(buffer: buffer, byteTransferStrategy: shares ? .noCopy : .copy)
     }
 
@@ -209,6 +245,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         }
         // No promise is left unfulfilled (SwiftNIO traps on one in a debug build).
         held?.succeed()
+        // The end comes after the parts of its own turn of the loop.
+        relaySmallParts()
         switch result {
         case .success:
             relay.end(nil)

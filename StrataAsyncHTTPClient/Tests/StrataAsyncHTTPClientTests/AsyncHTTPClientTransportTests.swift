@@ -239,6 +239,84 @@ import Testing
     }
 }
 
+/// A body sent a byte a chunk reaches the receiver a read at a time, not a part per byte: small
+/// parts that arrive together are joined, in order, so that what waits for a slow consumer is
+/// bounded by its bytes, not by a queued part for each.
+@Suite struct SmallPartTests {
+    /// Asks for every part at once, and keeps them.
+    final class Collector: ResponseReceiver, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+        private let lock = NSLock()
+        private var exchange: (any ResponseExchange)?
+        private var demandPending = false
+        private var parts: [Data] = []
+        private var ended: (any Error)??
+        private var waiting: CheckedContinuation<Void, Never>?
+
+        func attach(_ exchange: any ResponseExchange) {
+            let demands = lock.withLock {
+                self.exchange = exchange
+                defer { demandPending = false }
+                return demandPending
+            }
+            if demands { exchange.demand() }
+        }
+
+        private func demand() {
+            let attached = lock.withLock {
+                if exchange == nil { demandPending = true }
+                return exchange
+            }
+            attached?.demand()
+        }
+
+        func receive(_ head: ResponseHead) { demand() }
+
+        func receive(_ part: Data) {
+            lock.withLock { parts.append(part) }
+            demand()
+        }
+
+        func finish(_ error: (any Error)?) {
+            let resumes = lock.withLock {
+                ended = .some(error)
+                defer { waiting = nil }
+                return waiting
+            }
+            resumes?.resume()
+        }
+
+        /// The parts and the end, once it has come.
+        func result() async -> (parts: [Data], error: (any Error)?) {
+            await withCheckedContinuation { continuation in
+                let done = lock.withLock {
+                    if ended == nil { waiting = continuation }
+                    return ended != nil
+                }
+                if done { continuation.resume() }
+            }
+            return lock.withLock { (parts, ended ?? nil) }
+        }
+    }
+
+    @Test func aBodySentAByteAChunkArrivesJoinedAndInOrder() async throws {
+        let body = (0..<3_000).map { Character(UnicodeScalar(UInt8(ascii: "a") + UInt8($0 % 26))) }
+        let chunks = body.map { "1\r\n\($0)\r\n" }.joined()
+        // One write: 3,000 chunks of one byte, which AsyncHTTPClient reads in one or a few reads.
+        let server = try await CannedServer.start(
+            answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(chunks)0\r\n\r\n")
+        let client = HTTPClient(configuration: AsyncHTTPClientTransport.strataConfiguration())
+        let transport = AsyncHTTPClientTransport(client: client)
+        let collector = Collector()
+        collector.attach(transport.send(TransportAttempt(request: URLRequest(url: server.url)), to: collector))
+        let (parts, error) = await collector.result()
+        #expect(error == nil)
+        #expect(String(decoding: parts.reduce(Data(), +), as: UTF8.self) == String(body))
+        #expect(parts.count <= 300, "\(parts.count) parts for 3,000 chunks of a byte")
+        try await client.shutdown()
+        try await server.channel.close()
+    }
+}
+
 /// A server that answers every request on a connection with the same bytes.
 struct CannedServer {
     let channel: any Channel
