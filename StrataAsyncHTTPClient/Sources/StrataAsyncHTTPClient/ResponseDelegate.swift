@@ -151,21 +151,22 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         defer { endIfAnsweredEarly(task) }
-        let part = Self.data(buffer)
-        // A small part (copied, see `data(_:)`) joins the others of this turn of the loop, which
-        // go on together once the loop has handled the read that brought them: a body sent a byte
-        // a chunk becomes a part per read, not a queued part per byte. A large one goes on now.
-        let isSmall = part.count < Self.sharedPartMinimum
+        // A small part is copied into the others of this turn of the loop, which go on together
+        // once the loop has handled the read that brought them: a body sent a byte a chunk becomes
+        // a part per read, not a queued part per byte. A large one goes on now.
+        let count = buffer.readableBytes
+        let part = count < Self.sharedPartMinimum ? nil : Self.data(buffer)
         let (joinedBefore, opensTurn, small) = state.withLockedValue { state in
-            state.received += Int64(part.count)
-            guard isSmall else {
+            state.received += Int64(count)
+            guard part == nil else {
                 defer { state.small = Data() }
                 return (state.small, false, 0)
             }
-            state.small.append(part)
-            return (Data(), state.small.count == part.count, state.small.count)
+            let wasEmpty = state.small.isEmpty
+            buffer.withUnsafeReadableBytes { state.small.append(contentsOf: $0) }
+            return (Data(), wasEmpty && count > 0, state.small.count)
         }
-        if !isSmall {
+        if let part {
             if !joinedBefore.isEmpty { relay.push(joinedBefore) }
             relay.push(part)
         } else if opensTurn {
