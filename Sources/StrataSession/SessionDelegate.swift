@@ -41,8 +41,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         var challengedResponse: URLResponse?
         /// Why the server's certificate chain was refused, if it was.
         var trustError: ServerTrustError?
-        /// Set on the delegate queue when the task was cancelled, so later callbacks leave it alone.
+        /// Set when the task is cancelled, before the loading system is told: a redirect is not
+        /// answered afterwards.
         var isCancelled = false
+        /// Taken to answer a redirect, and to cancel: the two never overlap.
+        let answering = NSLock()
+        /// The cancellation under way, which the task's completion waits for.
+        var cancelling: DispatchGroup?
         /// A download task's body, moved out of the loading system's hands, and its reader.
         var downloaded: FileParts?
         /// Whether the task has completed (its downloaded body may still be being read).
@@ -78,32 +83,48 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
 
     /// Cancels `task`, unless its completion was already delivered.
     ///
-    /// On Linux, `URLSessionTask.cancel()` races the task's completion: it queues a block that
-    /// reports the cancellation, while completion runs `didCompleteWithError` on the delegate queue
-    /// and then removes the task from the session's registry; a report that comes after the removal
-    /// traps ("task that is not in the registry"). Cancelling from the delegate queue, and holding it
-    /// until the task's queue has run the queued report (reading `priority` waits for that queue),
-    /// keeps the completion, and so the removal, behind the report.
+    /// On Linux, `URLSessionTask.cancel()` races the task's completion: it queues a block on the
+    /// session's work queue that reports the cancellation, while completion runs
+    /// `didCompleteWithError` on the delegate queue and then removes the task from the session's
+    /// registry; a report that comes after the removal traps ("task that is not in the registry").
+    /// So a cancellation under way holds the task's completion (``finish(_:error:)``) until the
+    /// loading system has run the report (reading `priority` waits for the work queue). And
+    /// answering a redirect of a task cancelled meanwhile traps: the answer and the cancellation
+    /// take the task's `answering` lock, and a task flagged cancelled gets no answer.
+    ///
+    /// The cancellation runs on a queue of its own, not on the delegate queue: while a transfer
+    /// keeps the work queue busy (a fast server on loopback), `cancel()` waits seconds for it, and
+    /// a delegate queue held that long would keep every part read meanwhile in its queue —
+    /// gigabytes. Left free, it drops them as they come.
     func cancel(_ task: URLSessionTask, in session: URLSession) {
-        session.delegateQueue.addOperation { [self] in
-            let record = records.withLock { records -> Record? in
-                records[task.taskIdentifier]?.isCancelled = true
-                return records[task.taskIdentifier]
+        let cancelling = DispatchGroup()
+        let record = records.withLock { records -> Record? in
+            guard let record = records[task.taskIdentifier], !record.isCancelled else { return nil }
+            records[task.taskIdentifier]?.isCancelled = true
+            if !record.taskEnded {
+                cancelling.enter()
+                records[task.taskIdentifier]?.cancelling = cancelling
             }
-            guard let record else { return }
-            // A completed task is not cancelled (that can trap on Linux): only its file goes.
-            if record.taskEnded {
-                record.downloaded?.discard()
-                return
-            }
-            task.cancel()
+            return record
+        }
+        guard let record else { return }
+        // A completed task is not cancelled (that can trap on Linux): only its file goes.
+        if record.taskEnded {
+            record.downloaded?.discard()
+            return
+        }
+        StrataQueue.async {
+            record.answering.withLock { task.cancel() }
             #if canImport(FoundationNetworking)
                 _ = task.priority
             #endif
+            cancelling.leave()
         }
     }
 
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
+        // A cancellation under way is reported to the loading system first (see `cancel(_:in:)`).
+        (records.withLock { $0[task.taskIdentifier]?.cancelling } ?? nil)?.wait()
         // A downloaded body is still being read: the record stays until the consumer is done.
         guard
             let record = records.withLock({ records -> Record? in
@@ -229,8 +250,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     ///
     /// A task cancelled before this callback ran is left alone: on Linux, answering a redirect the
     /// task no longer waits for traps ("Received callback for HTTP redirection, but we're not
-    /// waiting for it"), and the cancellation ends the task anyway. Both run on the delegate queue,
-    /// so the flag set by ``cancel(_:in:)`` is seen here.
+    /// waiting for it"), and the cancellation ends the task anyway. The answer is given under the
+    /// task's `answering` lock, which ``cancel(_:in:)`` holds to cancel, after flagging the task.
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -238,8 +259,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        guard records.withLock({ $0[task.taskIdentifier].map { !$0.isCancelled } ?? false }) else { return }
-        completionHandler(nil)
+        guard let answering = records.withLock({ $0[task.taskIdentifier]?.answering }) else { return }
+        answering.withLock {
+            guard records.withLock({ $0[task.taskIdentifier].map { !$0.isCancelled } ?? false }) else { return }
+            completionHandler(nil)
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -256,8 +280,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             // Linux has no server trust or client certificate challenges; every challenge here is an
             // HTTP authentication scheme answering a 401. Decline it and report the 401 itself.
             let response = challenge.failureResponse ?? task.response
-            records.withLock { $0[task.taskIdentifier]?.challengedResponse = response }
+            let answering = records.withLock { records -> NSLock? in
+                records[task.taskIdentifier]?.challengedResponse = response
+                return records[task.taskIdentifier]?.answering
+            }
+            // Not while a cancellation is being handed to the loading system.
+            answering?.lock()
             completionHandler(.cancelAuthenticationChallenge, nil)
+            answering?.unlock()
             StrataQueue.async(after: challengeTimeout) { [weak self] in
                 self?.cancel(task, in: session)
             }
