@@ -55,14 +55,16 @@ for transport in urlsession asynchttpclient; do
         --filter 'LoadTests|cancelling|LinuxDefectTests|AuthenticationTests|Cancelled|aStorm' \
         --skip residentMemoryDoesNotGrowOverALongRun  # ThreadSanitizer's shadow memory makes RSS meaningless
 
-    step "Memory checks over $transport: 256 MiB multipart upload, raw file upload and download, peak resident memory under 100 MiB; a slow consumer of a 64 MiB stream (under 64 MiB over AsyncHTTPClient)"
+    step "Memory checks over $transport: 256 MiB multipart upload, raw file upload and download, peak resident memory under 100 MiB; a slow consumer of a 64 MiB stream and of an endless one (under 64 MiB over AsyncHTTPClient)"
     swift run -c release --package-path IntegrationTests UploadMemoryCheck --size-mib 256 --limit-mib 100
     IntegrationTests/.build/release/UploadMemoryCheck --raw --size-mib 256 --limit-mib 100
     IntegrationTests/.build/release/UploadMemoryCheck --download --size-mib 256 --limit-mib 100
     # A consumer slower than the network: AsyncHTTPClient holds the server back; URLSession cannot
-    # (its data tasks push, and suspend/resume restarts them), so there it holds the difference.
+    # (its data tasks push, and suspend/resume restarts them), so there it holds the difference, up
+    # to the stream's buffer limit (64 MiB), which ends an endless stream with a typed error.
     if [ "$transport" = asynchttpclient ]; then stream_limit=64; else stream_limit=160; fi
     IntegrationTests/.build/release/UploadMemoryCheck --stream --size-mib 64 --sleep-ms 1 --limit-mib $stream_limit
+    IntegrationTests/.build/release/UploadMemoryCheck --stream --endless --size-mib 128 --sleep-ms 1 --limit-mib $stream_limit
 done
 unset STRATA_TRANSPORT
 

@@ -18,6 +18,8 @@ import Foundation
 public struct RequestOptions: Sendable {
     /// `200..<300`: the codes that count as success when neither the request nor the manager names others.
     public static let defaultAcceptableStatusCodes = Set(200..<300)
+    /// 64 MiB: how far a stream's consumer may fall behind a transport that cannot hold the server back.
+    public static let defaultStreamBufferLimit = 64 * 1_048_576
 
     /// The status codes that count as success for this request; `nil` for the manager's.
     public var acceptableStatusCodes: Set<Int>?
@@ -47,6 +49,14 @@ public struct RequestOptions: Sendable {
     /// For a streamed response: how long the whole stream may last from the request's start, in
     /// seconds; past it the stream fails with ``StreamError/deadlineExceeded(_:)``. `nil`: no limit.
     public var streamDeadline: TimeInterval?
+    /// For a streamed response over a transport that cannot hold the server back
+    /// (`URLSessionTransport`: its data tasks push every part as it arrives): the most bytes
+    /// received and not yet taken by the consumer; past it the stream fails with
+    /// ``StreamError/consumerFellBehind(limit:)`` after the parts already received, and the
+    /// request is cancelled, so that a server sending faster than the consumer reads (an endless
+    /// stream, a slow consumer) cannot fill memory. `Int.max`: no limit. A transport that holds
+    /// the server back (AsyncHTTPClient) never comes near it.
+    public var streamBufferLimit: Int
     /// Whether the completion only hands the outcome on — resumes a Swift task — and runs none of
     /// the caller's code: a session manager may then complete a success on the thread the answer
     /// arrived on, as the task's resumption is a hop of its own. Strata's async methods set it.
@@ -62,10 +72,12 @@ public struct RequestOptions: Sendable {
         downloadProgress: (@Sendable (Progress) -> Void)? = nil,
         originBoundHeaderNames: Set<String> = [],
         streamIdleTimeout: TimeInterval? = nil,
-        streamDeadline: TimeInterval? = nil
+        streamDeadline: TimeInterval? = nil,
+        streamBufferLimit: Int = Self.defaultStreamBufferLimit
     ) {
         self.streamIdleTimeout = streamIdleTimeout
         self.streamDeadline = streamDeadline
+        self.streamBufferLimit = streamBufferLimit
         self.acceptableStatusCodes = acceptableStatusCodes
         self.uploadProgress = uploadProgress
         self.interceptor = interceptor

@@ -16,6 +16,10 @@ public enum StreamError: Error, Hashable, Sendable, LocalizedError, CustomString
     case lineTooLong(limit: Int)
     /// A Server-Sent Event grew past this many bytes before its blank line.
     case eventTooLarge(limit: Int)
+    /// The consumer fell more than this many bytes behind a transport that cannot hold the server
+    /// back (`URLSession`), which would otherwise have kept whatever the server sent in memory
+    /// (``RequestOptions/streamBufferLimit``).
+    case consumerFellBehind(limit: Int)
 
     /// A sentence saying what happened.
     public var errorDescription: String? {
@@ -28,6 +32,9 @@ public enum StreamError: Error, Hashable, Sendable, LocalizedError, CustomString
             return "A line of the streamed body grew past \(limit) bytes without ending."
         case .eventTooLarge(let limit):
             return "A Server-Sent Event grew past \(limit) bytes before it ended."
+        case .consumerFellBehind(let limit):
+            return "The consumer fell more than \(limit) bytes behind a transport that cannot hold the server back "
+                + "(URLSession): read faster, raise RequestOptions.streamBufferLimit, or use a transport that can."
         }
     }
 

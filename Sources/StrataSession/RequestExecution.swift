@@ -253,7 +253,7 @@ final class RequestExecution: Sendable {
         let uploadProgress = self.uploadProgress?.exchange()
         let sending = TransportAttempt(
             request: adapted, uploadProgress: uploadProgress, bodyIsBoundForFile: download != nil,
-            fileProgress: downloadProgress)
+            fileProgress: downloadProgress, bufferLimit: stream?.bufferLimit)
         exchange.set(core.transport.send(sending, to: router))
         let sent: any NetworkCancellable = exchange
         let isCurrent = state.withLock { state -> Bool in

@@ -50,6 +50,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     private var closed = false
     private var cancelled = false
     private var buffered = 0
+    private let bufferLimit: Int
     // Dropped once the end is delivered: a receiver usually holds its exchange, and the transport
     // is held by `stop`, so keeping them would keep both alive for as long as anyone holds this.
     private var receiver: (any ResponseReceiver)?
@@ -59,11 +60,17 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     /// A relay to `receiver`; `stop` is called once when the exchange is cancelled before its end,
     /// to stop the network side; `onTaken` after the receiver took a part, with the bytes still
     /// queued, outside any lock.
+    ///
+    /// A transport that cannot hold the server back gives a `bufferLimit`: once more than that
+    /// many bytes are queued, the exchange ends with ``/StrataCore/StreamError/consumerFellBehind(limit:)``
+    /// after the parts queued, and `stop` is called, so that memory stays bounded whatever the
+    /// server sends.
     public init(
-        to receiver: any ResponseReceiver, onTaken: (@Sendable (Int) -> Void)? = nil,
+        to receiver: any ResponseReceiver, bufferLimit: Int? = nil, onTaken: (@Sendable (Int) -> Void)? = nil,
         stop: (@Sendable () -> Void)? = nil
     ) {
         self.receiver = receiver
+        self.bufferLimit = bufferLimit ?? .max
         self.onTaken = onTaken
         self.stop = stop
     }
@@ -108,13 +115,22 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     private func enqueue(_ item: Item) {
         lock.lock()
         guard !ended else { return lock.unlock() }
+        items.append(item)
         switch item {
         case .part(let data): buffered += data.count
         case .end: ended = true
         case .head, .file: break
         }
-        items.append(item)
+        // Over the limit, the parts queued stay for the receiver, and the network side stops.
+        let overflowed = buffered > bufferLimit
+        let stop = overflowed ? self.stop : nil
+        if overflowed {
+            ended = true
+            items.append(.end(StreamError.consumerFellBehind(limit: bufferLimit)))
+            self.stop = nil
+        }
         lock.unlock()
+        stop?()
         deliver()
     }
 

@@ -50,6 +50,8 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
     private var receiver: (any ResponseReceiver)?
     private let idleTimeout: TimeInterval?
     private let deadline: TimeInterval?
+    /// How far the receiver may fall behind a transport that cannot hold the server back.
+    let bufferLimit: Int
     private let lock = NSLock()
     private var exchange: (any ResponseExchange)?
     private var pendingDemand = false
@@ -67,6 +69,7 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
         self.receiver = receiver
         self.idleTimeout = options.streamIdleTimeout
         self.deadline = options.streamDeadline
+        self.bufferLimit = options.streamBufferLimit
     }
 
     // MARK: The pipeline's side

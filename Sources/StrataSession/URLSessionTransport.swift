@@ -17,8 +17,9 @@ import StrataCore
 ///   to whole seconds, and traps on one too large); the ``SessionManager`` enforces the exact value.
 /// - Every authentication challenge is declined and the `401` reported with its body (default
 ///   handling of `WWW-Authenticate: Basic` hangs forever there).
-/// - Tasks are cancelled from the delegate queue only while their completion is pending (a
-///   cancellation racing completion traps there), and the session has no `URLCache`.
+/// - A task is cancelled only while its completion is pending, and its completion waits for the
+///   cancellation to be reported (a cancellation racing completion traps there); the session has no
+///   `URLCache`.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
@@ -98,8 +99,9 @@ public final class URLSessionTransport: Transport {
         } else {
             task = session.dataTask(with: request)
         }
+        // A data task cannot be held back: what a consumer leaves is kept up to the attempt's limit.
         let relay = ResponseRelay(
-            to: receiver,
+            to: receiver, bufferLimit: attempt.bufferLimit,
             onTaken: { [delegate] stillBuffered in
                 delegate.consumerTook(task, stillBuffered: stillBuffered)
             },

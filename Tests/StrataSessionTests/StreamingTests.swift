@@ -146,6 +146,60 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
         #expect(released.value == 3)
     }
 
+    @Test func aConsumerFallingBehindPastTheLimitGetsWhatCameThenATypedEndAndTheNetworkStops() {
+        let stops = Locked(0)
+        let recorder = StreamRecorder(demandsAtOnce: false)
+        let relay = ResponseRelay(to: recorder, bufferLimit: 10, stop: { stops.withLock { $0 += 1 } })
+        recorder.exchange = relay
+        relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
+        for piece in ["abcd", "efgh", "ij"] { relay.push(Data(piece.utf8)) }
+        // Ten bytes queued: at the limit, not past it.
+        #expect(stops.value == 0)
+        #expect(!relay.isOver)
+        relay.push(Data("k".utf8))
+        #expect(stops.value == 1)
+        #expect(relay.isOver)
+        // Whatever comes from the network afterwards is not kept.
+        relay.push(Data("lmnop".utf8))
+        relay.end(nil)
+        for _ in 0..<5 { relay.demand() }
+        #expect(
+            recorder.events == [
+                .head(200), .part("abcd"), .part("efgh"), .part("ij"), .part("k"), .end("StreamError"),
+            ])
+        #expect(recorder.endError as? StreamError == .consumerFellBehind(limit: 10))
+        relay.cancel()
+        #expect(stops.value == 1)
+        #expect(recorder.endCount == 1)
+    }
+
+    @Test func aStreamsAttemptCarriesItsBufferLimitAndNoOtherRequestHasOne() async throws {
+        final class Recording: Transport {
+            let limits = Locked<[Int?]>([])
+            func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+                limits.withLock { $0.append(attempt.bufferLimit) }
+                let head = ResponseHead(
+                    url: attempt.request.url ?? URL(fileURLWithPath: "/"), statusCode: 200, httpVersion: "HTTP/1.1",
+                    headers: [:])
+                return ResponsePlayback.start(head: head, steps: [.part(Data("x".utf8))], to: receiver)
+            }
+        }
+        let transport = Recording()
+        let manager = SessionManager(transport: transport)
+        let streamed = StreamRecorder()
+        _ = stream(manager, options: RequestOptions(streamBufferLimit: 4_096), recorder: streamed)
+        #expect(await streamed.ended())
+        let byDefault = StreamRecorder()
+        _ = stream(manager, recorder: byDefault)
+        #expect(await byDefault.ended())
+        let whole = CompletionRecorder<Int>()
+        manager.request(URLRequest(url: url), options: RequestOptions()) { data, _, _ in
+            whole.record(data?.count ?? -1)
+        }
+        #expect(await whole.first(timeout: 5) == 1)
+        #expect(transport.limits.value == [4_096, RequestOptions.defaultStreamBufferLimit, nil])
+    }
+
     @Test func aFailureBeforeTheHeadIsRetriedButNothingAfter() async throws {
         let transport = ScriptedTransport { n in
             n == 1

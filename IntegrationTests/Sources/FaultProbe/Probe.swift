@@ -484,6 +484,7 @@ enum Probe {
         case .deadlineExceeded: return "deadlineExceeded"
         case .lineTooLong: return "lineTooLong"
         case .eventTooLarge: return "eventTooLarge"
+        case .consumerFellBehind: return "consumerFellBehind"
         }
     }
 

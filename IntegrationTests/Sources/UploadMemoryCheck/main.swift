@@ -10,6 +10,10 @@
 //
 // With --stream, the bytes are streamed to a consumer that sleeps --sleep-ms after each part (0 for
 // none): the figure is how much memory a slow consumer holds, and how fast a fast one reads.
+// With --endless, the server streams forever and the consumer stops after --size-mib, unless the
+// stream's buffer limit ends it first (over URLSession, which cannot hold the server back).
+// --buffer-limit-mib sets the stream's `streamBufferLimit` (default: Strata's default; 0: none),
+// which over URLSession bounds what a consumer that falls behind can hold.
 
 import Foundation
 import Strata
@@ -78,6 +82,7 @@ try FileManager.default.createDirectory(at: directory, withIntermediateDirectori
 // come and sleeps after each part; the bytes held are bounded by back-pressure, not by the size.
 if CommandLine.arguments.contains("--stream") {
     let sleep = argument("--sleep-ms", default: 1)
+    let bufferLimitMiB = argument("--buffer-limit-mib", default: RequestOptions.defaultStreamBufferLimit >> 20)
     let server = try await TestServer.start()
     let network = DefaultNetworkService(
         configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 600),
@@ -86,38 +91,64 @@ if CommandLine.arguments.contains("--stream") {
     var received = 0
     var parts = 0
     var intact = true
-    for try await part in network.stream(
-        endpoint: Endpoint<Void>(path: "stream-bytes/\(size)", queryParameters: ["chunked": "1"]), decoding: .bytes)
-    {
-        if intact {
-            // Compared with the generated pattern in slices, not a byte at a time (which would
-            // measure the check, not the stream).
-            var offset = received
-            var checked = 0
-            TestReply.appendGeneratedBytes(offset: offset, count: part.count) { expected in
-                let count = expected.count
-                intact =
-                    intact
-                    && part[part.startIndex + checked..<part.startIndex + checked + count].elementsEqual(expected)
-                checked += count
-                offset += count
+    let endless = CommandLine.arguments.contains("--endless")
+    // An endless body of pieces of 261 x 251 bytes is the same pattern as a finite one.
+    let (path, query): (String, [String: ParameterValue]) =
+        endless ? ("endless", ["piece": "65511", "key": "check"]) : ("stream-bytes/\(size)", ["chunked": "1"])
+    let stream = network.stream(
+        endpoint: Endpoint<Void>(
+            path: path, queryParameters: query,
+            options: RequestOptions(streamBufferLimit: bufferLimitMiB > 0 ? bufferLimitMiB << 20 : .max)),
+        decoding: .bytes)
+    var ending: NetworkError?
+    do {
+        for try await part in stream {
+            if intact {
+                // Compared with the generated pattern in slices, not a byte at a time (which would
+                // measure the check, not the stream).
+                var offset = received
+                var checked = 0
+                part.withUnsafeBytes { received in
+                    TestReply.appendGeneratedBytes(offset: offset, count: received.count) { expected in
+                        let count = expected.count
+                        intact =
+                            intact
+                            && expected.withUnsafeBytes {
+                                $0.elementsEqual(UnsafeRawBufferPointer(rebasing: received[checked..<checked + count]))
+                            }
+                        checked += count
+                        offset += count
+                    }
+                }
             }
+            received += part.count
+            parts += 1
+            if sleep > 0 { try await Task.sleep(for: .milliseconds(sleep)) }
+            if endless, received >= size { break }
         }
-        received += part.count
-        parts += 1
-        if sleep > 0 { try await Task.sleep(for: .milliseconds(sleep)) }
+    } catch {
+        ending = error as? NetworkError ?? .underlying(error)
     }
     let elapsed = ContinuousClock.now - started
+    let sent = server.state.streamedBytes(for: "check")
     try await server.shutdown()
     let peak = ProcessMemory.peakResidentBytes()
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    // An endless stream is left by the consumer once it has `size` bytes, or ended by the buffer
+    // limit (over a transport that cannot hold the server back): either way in bounded memory.
+    var fellBehind = false
+    if case .stream(.consumerFellBehind)? = ending { fellBehind = true }
+    let complete = endless ? (ending == nil && received >= size) || fellBehind : ending == nil && received == size
     print(
-        "stream-memory-check over \(TestTransport.current): \(sizeMiB) MiB streamed in \(parts) parts to a consumer "
-            + "sleeping \(sleep) ms a part, in \(elapsed) (\(Int(Double(received) / 1_048_576 / max(seconds, 0.001))) MiB/s), "
-            + "bytes \(received == size && intact ? "intact" : "WRONG"), "
+        "stream-memory-check over \(TestTransport.current): \(received / 1_048_576) MiB of \(endless ? "an endless" : "a \(sizeMiB) MiB") "
+            + "stream in \(parts) parts to a consumer sleeping \(sleep) ms a part, in \(elapsed) "
+            + "(\(Int(Double(received) / 1_048_576 / max(seconds, 0.001))) MiB/s), "
+            + (endless ? "the server \(sent / 1_048_576) MiB ahead at the end, " : "")
+            + "ended by \(ending.map { "\($0)" } ?? (endless ? "the consumer" : "the server")), "
+            + "bytes \(complete && intact ? "intact" : "WRONG"), "
             + "peak resident memory \(peak / 1_048_576) MiB (limit \(limitMiB) MiB)"
     )
-    exit(received == size && intact && peak <= limitMiB * 1_048_576 ? 0 : 1)
+    exit(complete && intact && peak <= limitMiB * 1_048_576 ? 0 : 1)
 }
 
 // Download mode: the server streams `size` generated bytes into a file; size and CRC are checked.

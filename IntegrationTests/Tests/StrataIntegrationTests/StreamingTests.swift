@@ -117,36 +117,58 @@ import Testing
     /// back — what the server has written beyond what the consumer has taken stays within the
     /// socket buffers and the transport's read-ahead, however long the stream. `URLSession` cannot
     /// be held back (its data tasks push, and `suspend()`/`resume()` restarts them): there the
-    /// bytes must still arrive whole and in order. (The resident memory of a slow consumer is
-    /// measured in a process of its own: `UploadMemoryCheck --stream`.)
-    @Test func aSlowConsumerOfAnEndlessStreamHoldsTheServerBackOrGetsEveryByteInOrder() async throws {
+    /// stream's buffer limit bounds what is kept — the consumer gets every byte received, in
+    /// order, then the typed end, and the request is cancelled, so the server stops sending.
+    /// (The resident memory of a slow consumer is measured in a process of its own:
+    /// `UploadMemoryCheck --stream`.)
+    @Test func aSlowConsumerOfAnEndlessStreamHoldsTheServerBackOrEndsAtItsBufferLimit() async throws {
         try await Harness.with { (harness) async throws in
             let key = UUID().uuidString
             let piece = TestReply.generatedBody(size: 65_536)
+            let limit = 4 * 1_048_576
             var received = 0
             var mostAhead = 0
             var inOrder = true
+            var ending: NetworkError?
             let stream = harness.network.stream(
-                endpoint: Endpoint<Void>(path: "endless", queryParameters: ["piece": "65536", "key": .string(key)]),
+                endpoint: Endpoint<Void>(
+                    path: "endless", queryParameters: ["piece": "65536", "key": .string(key)],
+                    options: RequestOptions(streamBufferLimit: limit)),
                 decoding: .bytes)
             let started = ContinuousClock.now
-            for try await chunk in stream {
-                for (index, byte) in chunk.enumerated() where byte != piece[(received + index) % piece.count] {
-                    inOrder = false
-                    break
+            do {
+                for try await chunk in stream {
+                    for (index, byte) in chunk.enumerated() where byte != piece[(received + index) % piece.count] {
+                        inOrder = false
+                        break
+                    }
+                    received += chunk.count
+                    try await Task.sleep(for: .milliseconds(2))
+                    mostAhead = max(mostAhead, harness.server.state.streamedBytes(for: key) - received)
+                    if ContinuousClock.now - started > .seconds(3) { break }
                 }
-                received += chunk.count
-                try await Task.sleep(for: .milliseconds(2))
-                mostAhead = max(mostAhead, harness.server.state.streamedBytes(for: key) - received)
-                if ContinuousClock.now - started > .seconds(3) { break }
+            } catch {
+                ending = error as? NetworkError
             }
             #expect(received > 1_048_576)
             #expect(inOrder, "the bytes did not arrive as sent over \(TestTransport.current)")
             if TestTransport.current == .asyncHTTPClient {
+                #expect(ending == nil)
                 // Unbounded, a loopback server would be gigabytes ahead in 3 s.
                 #expect(
                     mostAhead < 48 * 1_048_576,
                     "the server got \(mostAhead >> 20) MiB ahead, \(received >> 20) MiB taken")
+            } else {
+                guard case .stream(.consumerFellBehind(limit: limit))? = ending else {
+                    Issue.record("expected the buffer limit to end the stream, got \(String(describing: ending))")
+                    return
+                }
+                #expect(received > limit)
+                // The request was cancelled: once what was in flight has drained, nothing more is sent.
+                try await Task.sleep(for: .milliseconds(500))
+                let sent = harness.server.state.streamedBytes(for: key)
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(harness.server.state.streamedBytes(for: key) == sent)
             }
         }
     }
