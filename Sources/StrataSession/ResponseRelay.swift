@@ -108,13 +108,21 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     /// The whole body is in the file at `url`: offered to the receiver when it asks for the next
     /// part (see ``ResponseReceiver/take(bodyFile:)``). `decided` is told whether it took it; if
     /// not, the transport pushes the file's contents as parts, and then the end.
+    /// An exchange that is over (cancelled) does not take it.
     public func offer(bodyFile url: URL, decided: @escaping @Sendable (_ taken: Bool) -> Void) {
-        enqueue(.file(url, decided: decided))
+        if !enqueue(.file(url, decided: decided)) {
+            decided(false)
+        }
     }
 
-    private func enqueue(_ item: Item) {
+    /// Queues `item`, unless the exchange is over; returns whether it was queued.
+    @discardableResult
+    private func enqueue(_ item: Item) -> Bool {
         lock.lock()
-        guard !ended else { return lock.unlock() }
+        guard !ended else {
+            lock.unlock()
+            return false
+        }
         items.append(item)
         switch item {
         case .part(let data): buffered += data.count
@@ -132,6 +140,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         lock.unlock()
         stop?()
         deliver()
+        return true
     }
 
     /// Lets the receiver have the next part, or the end, once it is here.
@@ -158,6 +167,11 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         let networkEnded = ended
         cancelled = true
         ended = true
+        // A body file offered and not yet taken is declined, so that the transport removes it.
+        let declined = items.compactMap { item -> (@Sendable (Bool) -> Void)? in
+            guard case .file(_, let decided)? = item else { return nil }
+            return decided
+        }
         items.removeAll()
         first = 0
         buffered = 0
@@ -165,6 +179,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         let stop = networkEnded ? nil : self.stop
         self.stop = nil
         lock.unlock()
+        for decided in declined { decided(false) }
         stop?()
         deliver()
     }

@@ -173,6 +173,23 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
         #expect(recorder.endCount == 1)
     }
 
+    @Test func aBodyFileOfferedToAnExchangeThatIsOverIsDeclinedSoTheTransportRemovesIt() {
+        let decisions = Locked<[Bool]>([])
+        let recorder = StreamRecorder(demandsAtOnce: false)
+        let relay = ResponseRelay(to: recorder)
+        recorder.exchange = relay
+        relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
+        // Queued, not yet asked for, when the exchange is cancelled.
+        relay.offer(bodyFile: URL(fileURLWithPath: "/tmp/a")) { taken in decisions.withLock { $0.append(taken) } }
+        #expect(decisions.value.isEmpty)
+        relay.cancel()
+        #expect(decisions.value == [false])
+        // Offered after the end.
+        relay.offer(bodyFile: URL(fileURLWithPath: "/tmp/b")) { taken in decisions.withLock { $0.append(taken) } }
+        #expect(decisions.value == [false, false])
+        #expect(recorder.endCount == 1)
+    }
+
     @Test func aStreamsAttemptCarriesItsBufferLimitAndNoOtherRequestHasOne() async throws {
         final class Recording: Transport {
             let limits = Locked<[Int?]>([])
