@@ -28,6 +28,11 @@ struct Scenario {
     /// For a streamed response: how long a part may be awaited, and the whole stream may last.
     var streamIdleTimeout: TimeInterval?
     var streamDeadline: TimeInterval?
+    /// For a streamed response: the most the consumer may fall behind a transport that cannot hold
+    /// the server back; `nil`, the default.
+    var streamBufferLimit: Int?
+    /// Whether the consumer takes a millisecond over each element.
+    var slowConsumer = false
 
     enum ResponseKind {
         /// The body as it is.
@@ -89,9 +94,12 @@ enum Probe {
             let endpoint = Endpoint<Note>(
                 path: "fault",
                 options: RequestOptions(
-                    streamIdleTimeout: scenario.streamIdleTimeout, streamDeadline: scenario.streamDeadline))
+                    streamIdleTimeout: scenario.streamIdleTimeout, streamDeadline: scenario.streamDeadline,
+                    streamBufferLimit: scenario.streamBufferLimit ?? RequestOptions.defaultStreamBufferLimit))
             return report(
-                fault, scenario, await measureStream(endpoint, events: scenario.response == .events, transfer))
+                fault, scenario,
+                await measureStream(
+                    endpoint, events: scenario.response == .events, slow: scenario.slowConsumer, transfer))
         case .xml:
             let endpoint = Endpoint<Note>(path: "fault", responseDecoder: XMLResponseDecoder())
             let result = await measure(endpoint, transfer)
@@ -263,6 +271,19 @@ enum Probe {
                 }, expected: ["stream.deadlineExceeded"], bound: .seconds(3))
             scenario.streamDeadline = 1
             return scenario
+        case .streamFloodToSlowConsumer:
+            // AsyncHTTPClient holds the server back until the stream's deadline; URLSession cannot,
+            // and its buffer limit ends the stream first.
+            let event = "data: " + String(repeating: "z", count: 65_536) + "\n\n"
+            var scenario = stream(
+                [], then: { connection in while connection.write(event) {} },
+                expected: [
+                    TestTransport.current == .asyncHTTPClient ? "stream.deadlineExceeded" : "stream.consumerFellBehind"
+                ], bound: .seconds(5))
+            scenario.streamDeadline = 2
+            scenario.streamBufferLimit = 8 << 20
+            scenario.slowConsumer = true
+            return scenario
         case .streamInvalidJSONLine:
             var scenario = stream(["{\"v\":\"1\"}\n{\"v\":\n"], then: { $0.close() }, expected: ["parsing"])
             scenario.response = .jsonLines
@@ -417,12 +438,15 @@ enum Probe {
     /// Streams `endpoint` — as events, or as JSON Lines — and counts its completions for a while
     /// after the first.
     static func measureStream(
-        _ endpoint: Endpoint<Note>, events: Bool, _ transfer: DefaultDataTransferService
+        _ endpoint: Endpoint<Note>, events: Bool, slow: Bool, _ transfer: DefaultDataTransferService
     ) async -> Measured<Int> {
         let recorder = CompletionRecorder<Result<Int, DataTransferError>>()
         let elements = NIOLockedValueBox(0)
         let started = ContinuousClock.now
-        let count: @Sendable () -> Void = { elements.withLockedValue { $0 += 1 } }
+        let count: @Sendable () -> Void = {
+            elements.withLockedValue { $0 += 1 }
+            if slow { Thread.sleep(forTimeInterval: 0.001) }
+        }
         let end: @Sendable (Result<Void, DataTransferError>) -> Void = { result in
             recorder.record(result.map { elements.withLockedValue { $0 } })
         }

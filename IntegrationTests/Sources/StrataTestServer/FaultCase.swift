@@ -89,6 +89,9 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case streamEndless = "stream-endless"
     /// A JSON Lines body whose second line is not a value.
     case streamInvalidJSONLine = "stream-invalid-json-line"
+    /// An event stream of large events sent as fast as the connection takes them, to a consumer
+    /// that takes a millisecond over each.
+    case streamFloodToSlowConsumer = "stream-flood-to-slow-consumer"
 
     /// Whether the case is known to crash over URLSession on Linux, where Strata cannot step in.
     public var crashesFoundationNetworking: Bool {
