@@ -124,18 +124,18 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
             return false
         }
         items.append(item)
+        var stop: (@Sendable () -> Void)?
         switch item {
-        case .part(let data): buffered += data.count
+        case .part(let data):
+            buffered += data.count
+            // Over the limit, the parts queued stay for the receiver, and the network side stops.
+            if buffered > bufferLimit {
+                ended = true
+                items.append(.end(StreamError.consumerFellBehind(limit: bufferLimit)))
+                (stop, self.stop) = (self.stop, nil)
+            }
         case .end: ended = true
         case .head, .file: break
-        }
-        // Over the limit, the parts queued stay for the receiver, and the network side stops.
-        let overflowed = buffered > bufferLimit
-        let stop = overflowed ? self.stop : nil
-        if overflowed {
-            ended = true
-            items.append(.end(StreamError.consumerFellBehind(limit: bufferLimit)))
-            self.stop = nil
         }
         lock.unlock()
         stop?()

@@ -44,8 +44,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// Set when the task is cancelled, before the loading system is told: a redirect is not
         /// answered afterwards.
         var isCancelled = false
-        /// Taken to answer a redirect, and to cancel: the two never overlap.
-        let answering = NSLock()
+        /// Taken to answer a redirect or a challenge, and to cancel: they never overlap. (A
+        /// `Locked`, not an `NSLock`, which allocates four times on Linux, for every task.)
+        let answering = Locked(())
         /// The cancellation under way, which the task's completion waits for.
         var cancelling: DispatchGroup?
         /// A download task's body, moved out of the loading system's hands, and its reader.
@@ -114,7 +115,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             return
         }
         StrataQueue.async {
-            record.answering.withLock { task.cancel() }
+            record.answering.withLock { _ in task.cancel() }
             #if canImport(FoundationNetworking)
                 _ = task.priority
             #endif
@@ -260,7 +261,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         guard let answering = records.withLock({ $0[task.taskIdentifier]?.answering }) else { return }
-        answering.withLock {
+        answering.withLock { _ in
             guard records.withLock({ $0[task.taskIdentifier].map { !$0.isCancelled } ?? false }) else { return }
             completionHandler(nil)
         }
@@ -280,14 +281,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             // Linux has no server trust or client certificate challenges; every challenge here is an
             // HTTP authentication scheme answering a 401. Decline it and report the 401 itself.
             let response = challenge.failureResponse ?? task.response
-            let answering = records.withLock { records -> NSLock? in
+            let answering = records.withLock { records -> Locked<Void>? in
                 records[task.taskIdentifier]?.challengedResponse = response
                 return records[task.taskIdentifier]?.answering
             }
             // Not while a cancellation is being handed to the loading system.
-            answering?.lock()
-            completionHandler(.cancelAuthenticationChallenge, nil)
-            answering?.unlock()
+            if let answering {
+                answering.withLock { _ in completionHandler(.cancelAuthenticationChallenge, nil) }
+            } else {
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            }
             StrataQueue.async(after: challengeTimeout) { [weak self] in
                 self?.cancel(task, in: session)
             }
