@@ -54,7 +54,9 @@ public struct RequestOptions: Sendable {
     /// received and not yet taken by the consumer; past it the stream fails with
     /// ``StreamError/consumerFellBehind(limit:)`` after the parts already received, and the
     /// request is cancelled, so that a server sending faster than the consumer reads (an endless
-    /// stream, a slow consumer) cannot fill memory. `Int.max`: no limit. A transport that holds
+    /// stream, a slow consumer) cannot fill memory. Each part queued counts 64 bytes more, so a
+    /// server sending a byte at a time cannot queue millions of parts. `Int.max`: no limit. A
+    /// transport that holds
     /// the server back (AsyncHTTPClient) never comes near it.
     public var streamBufferLimit: Int
     /// Whether the completion only hands the outcome on — resumes a Swift task — and runs none of

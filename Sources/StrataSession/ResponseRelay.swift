@@ -50,6 +50,8 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     private var closed = false
     private var cancelled = false
     private var buffered = 0
+    /// The parts queued: each counts ``partOverhead`` bytes against `bufferLimit` besides its own.
+    private var queuedParts = 0
     private let bufferLimit: Int
     // Dropped once the end is delivered: a receiver usually holds its exchange, and the transport
     // is held by `stop`, so keeping them would keep both alive for as long as anyone holds this.
@@ -57,12 +59,17 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     private var stop: (@Sendable () -> Void)?
     private var onTaken: (@Sendable (_ stillBuffered: Int) -> Void)?
 
+    /// What a queued part costs besides its bytes, as the buffer limit counts: its slot in the
+    /// queue and its bookkeeping (a `Data` of a few bytes holds them inline).
+    package static let partOverhead = 64
+
     /// A relay to `receiver`; `stop` is called once when the exchange is cancelled before its end,
     /// to stop the network side; `onTaken` after the receiver took a part, with the bytes still
     /// queued, outside any lock.
     ///
     /// A transport that cannot hold the server back gives a `bufferLimit`: once more than that
-    /// many bytes are queued, the exchange ends with ``/StrataCore/StreamError/consumerFellBehind(limit:)``
+    /// many bytes are queued (each part counting ``partOverhead`` more, its slot in the queue, so
+    /// that a server sending a byte at a time cannot queue millions of parts), the exchange ends with ``/StrataCore/StreamError/consumerFellBehind(limit:)``
     /// after the parts queued, and `stop` is called, so that memory stays bounded whatever the
     /// server sends.
     public init(
@@ -128,8 +135,9 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         switch item {
         case .part(let data):
             buffered += data.count
+            queuedParts += 1
             // Over the limit, the parts queued stay for the receiver, and the network side stops.
-            if buffered > bufferLimit {
+            if buffered + queuedParts * Self.partOverhead > bufferLimit {
                 ended = true
                 items.append(.end(StreamError.consumerFellBehind(limit: bufferLimit)))
                 (stop, self.stop) = (self.stop, nil)
@@ -175,6 +183,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         items.removeAll()
         first = 0
         buffered = 0
+        queuedParts = 0
         items.append(.end(URLError(.cancelled)))
         let stop = networkEnded ? nil : self.stop
         self.stop = nil
@@ -241,6 +250,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
             guard demanded || cancelled else { return nil }
             demanded = false
             buffered -= data.count
+            queuedParts -= 1
         case .file:
             guard demanded else { return nil }
         case .end:

@@ -149,11 +149,13 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
     @Test func aConsumerFallingBehindPastTheLimitGetsWhatCameThenATypedEndAndTheNetworkStops() {
         let stops = Locked(0)
         let recorder = StreamRecorder(demandsAtOnce: false)
-        let relay = ResponseRelay(to: recorder, bufferLimit: 10, stop: { stops.withLock { $0 += 1 } })
+        // Room for ten bytes in three parts.
+        let limit = 10 + 3 * ResponseRelay.partOverhead
+        let relay = ResponseRelay(to: recorder, bufferLimit: limit, stop: { stops.withLock { $0 += 1 } })
         recorder.exchange = relay
         relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
         for piece in ["abcd", "efgh", "ij"] { relay.push(Data(piece.utf8)) }
-        // Ten bytes queued: at the limit, not past it.
+        // Ten bytes in three parts queued: at the limit, not past it.
         #expect(stops.value == 0)
         #expect(!relay.isOver)
         relay.push(Data("k".utf8))
@@ -167,10 +169,25 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
             recorder.events == [
                 .head(200), .part("abcd"), .part("efgh"), .part("ij"), .part("k"), .end("StreamError"),
             ])
-        #expect(recorder.endError as? StreamError == .consumerFellBehind(limit: 10))
+        #expect(recorder.endError as? StreamError == .consumerFellBehind(limit: limit))
         relay.cancel()
         #expect(stops.value == 1)
         #expect(recorder.endCount == 1)
+    }
+
+    @Test func aServerSendingAByteAPartCannotQueueMorePartsThanTheLimitHasRoomFor() {
+        let recorder = StreamRecorder(demandsAtOnce: false)
+        let relay = ResponseRelay(to: recorder, bufferLimit: 65_536)
+        recorder.exchange = relay
+        relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
+        var pushed = 0
+        while !relay.isOver, pushed < 65_536 {
+            relay.push(Data("x".utf8))
+            pushed += 1
+        }
+        // Counted by their bytes alone, 65,536 parts would fit; each slot costs more than its byte.
+        #expect(relay.isOver)
+        #expect(pushed == 65_536 / (1 + ResponseRelay.partOverhead) + 1)
     }
 
     @Test func aBodyFileOfferedToAnExchangeThatIsOverIsDeclinedSoTheTransportRemovesIt() {
