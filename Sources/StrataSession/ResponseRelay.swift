@@ -50,7 +50,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     private var closed = false
     private var cancelled = false
     private var buffered = 0
-    /// The parts queued: each counts ``partOverhead`` bytes against `bufferLimit` besides its own.
+    /// The parts queued: each counts `partOverhead` bytes against `bufferLimit` besides its own.
     private var queuedParts = 0
     private let bufferLimit: Int
     // Dropped once the end is delivered: a receiver usually holds its exchange, and the transport
@@ -68,7 +68,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     /// queued, outside any lock.
     ///
     /// A transport that cannot hold the server back gives a `bufferLimit`: once more than that
-    /// many bytes are queued (each part counting ``partOverhead`` more, its slot in the queue, so
+    /// many bytes are queued (each part counting `partOverhead` more, its slot in the queue, so
     /// that a server sending a byte at a time cannot queue millions of parts), the exchange ends with ``/StrataCore/StreamError/consumerFellBehind(limit:)``
     /// after the parts queued, and `stop` is called, so that memory stays bounded whatever the
     /// server sends.
