@@ -21,8 +21,10 @@ package enum StrataQueue {
         make().async(execute: work)
     }
 
-    /// Runs `work` after `seconds` on a new serial queue of its own.
+    /// Runs `work` after `seconds` on a new serial queue of its own: at once if `seconds` is not a
+    /// number or not positive (Dispatch would wait forever for a time that is not a number, so a
+    /// careless timeout would hang what it bounds), never if it is too long for the clock.
     package static func async(after seconds: Double, _ work: @escaping @Sendable () -> Void) {
-        make().asyncAfter(deadline: .now() + seconds, execute: work)
+        make().asyncAfter(deadline: .now() + (seconds.isNaN ? 0 : seconds), execute: work)
     }
 }

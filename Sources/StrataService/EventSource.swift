@@ -15,7 +15,7 @@ import StrataSession
 /// Each connection is a request like any other — adapters, authentication (a token refreshed
 /// between connections is used on the next), redirects, retries before the head — with `Accept:
 /// text/event-stream`, `Cache-Control: no-store`, and `Last-Event-ID` once the stream has set an
-/// ID. When a connection ends — the body ends, or the network fails — the source connects again
+/// ID (the last one a header can carry: one with a control character is skipped). When a connection ends — the body ends, or the network fails — the source connects again
 /// after the reconnection time: the one it was opened with at first, then what the stream's `retry`
 /// field says; connections in a row that bring no event back off, each wait twice the last (see
 /// ``minimumBackoff``). It stops for good, with its one completion, when:
@@ -58,6 +58,10 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     private let cancelled = Locked(false)
     private var reconnectionTime: TimeInterval
     private var lastEventID = ""
+    /// The last event ID that can stand in a header, sent as `Last-Event-ID` on reconnection: an
+    /// ID with a control character in it (other than a tab) is reported with its events but not
+    /// sent, so that a server cannot end the source by setting one.
+    private var resumeID = ""
     private var connection: Connection?
     private var fruitlessConnections = 0
     private var done = false
@@ -70,7 +74,9 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     ) {
         self.service = service
         self.endpoint = endpoint
-        self.reconnectionTime = reconnectionTime
+        // A time that is not a number would never reconnect (Dispatch waits forever for it) and
+        // never double in the backoff.
+        self.reconnectionTime = reconnectionTime.isNaN ? Self.defaultReconnectionTime : max(0, reconnectionTime)
         self.maximumReconnections = maximumReconnections
         self.maximumEventSize = maximumEventSize
         self.deliver = deliver
@@ -99,7 +105,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
                 decoder: ServerSentEventDecoder(
                     maximumEventSize: maximumEventSize, maximumLineLength: maximumEventSize, lastEventID: lastEventID))
             self.connection = connection
-            let request = EventSourceRequest(base: endpoint, lastEventID: lastEventID)
+            let request = EventSourceRequest(base: endpoint, lastEventID: resumeID)
             connection.exchange.set(service.stream(endpoint: request, to: connection))
         }
     }
@@ -136,6 +142,11 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     ) {
         guard self.connection === connection, !done else { return }
         lastEventID = state.lastEventID
+        if HTTPGrammar.isFieldValue(lastEventID) {
+            resumeID = lastEventID
+        } else if let sendable = events.last(where: { HTTPGrammar.isFieldValue($0.lastEventID) }) {
+            resumeID = sendable.lastEventID
+        }
         if let retry = state.reconnectionTime {
             reconnectionTime = Double(min(retry, 86_400_000)) / 1000
         }
@@ -285,7 +296,8 @@ extension NetworkService {
     /// queue of the source's own, across reconnections; `completion` runs once, when it stops.
     /// - Parameters:
     ///   - endpoint: The event stream's endpoint; each connection builds its request anew.
-    ///   - reconnectionTime: The wait before connecting again until the stream sets one (`retry`).
+    ///   - reconnectionTime: The wait before connecting again until the stream sets one (`retry`); a
+    ///     negative one counts as 0, one that is not a number as ``EventSource/defaultReconnectionTime``.
     ///   - maximumReconnections: How many connections in a row may end without an event; `nil`
     ///     (the default) for no limit, as the standard has none.
     ///   - maximumEventSize: The largest event and the longest line, in bytes.

@@ -304,7 +304,7 @@ public final class ResponsePlayback: ResponseExchange {
         head: ResponseHead?, pauseBeforeHead: TimeInterval = 0, steps: [Step], to receiver: any ResponseReceiver
     ) -> ResponsePlayback {
         let playback = ResponsePlayback(relay: ResponseRelay(to: receiver))
-        playback.queue.asyncAfter(deadline: .now() + pauseBeforeHead) {
+        playback.queue.asyncAfter(deadline: .now() + max(0, pauseBeforeHead)) {
             [relay = playback.relay, queue = playback.queue] in
             if let head { relay.push(head) }
             Self.play(steps[...], into: relay, on: queue)

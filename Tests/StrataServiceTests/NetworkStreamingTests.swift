@@ -325,4 +325,85 @@ private struct TrackedDecoder: StreamDecoder {
         try await Task.sleep(for: .milliseconds(150))
         #expect(cancelled.callCount == 1)
     }
+
+    @Test(arguments: [TimeInterval.nan, -1])
+    func aReconnectionTimeThatIsNotANumberOrNegativeNeitherHangsNorFloods(reconnectionTime: TimeInterval) async throws {
+        // Every connection ends at once without an event: the source backs off (0, 0.2 s, 0.4 s…
+        // for a negative time, counted as 0; from the default 3 s for one that is not a number)
+        // and stops at the limit, where a wait that is not a number never reconnected.
+        let network = MockNetworkService(fallback: .failure(.transport(URLError(.networkConnectionLost))))
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        let started = ContinuousClock.now
+        network.eventSource(
+            endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: reconnectionTime, maximumReconnections: 2,
+            onEvent: { _ in }
+        ) { ends.record($0) }
+        guard case .failure(.transport) = try #require(await ends.first(timeout: 30)) else {
+            Issue.record("expected the last transport error")
+            return
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(network.requests.count == 3)
+        #expect(elapsed >= (reconnectionTime.isNaN ? .seconds(3 + 6) : .milliseconds(200)), "\(elapsed)")
+    }
+
+    @Test func anIDThatCannotGoInAHeaderIsReportedButTheLastOneThatCanIsSent() async throws {
+        // A hostile or careless server sets IDs with control characters: each event still reports
+        // its ID, and each reconnection resumes from the last ID a header can carry, rather than
+        // failing to build its request and ending the source.
+        let transport = RecordsEventStreamRequests(connections: [
+            "id: 7\ndata: one\n\nid: a\u{1}b\ndata: two\n\n",
+            "id: x\u{7F}\ndata: three\n\nretry: 10\n\n",
+            "id\ndata: four\n\nid: 9\tz\ndata: five\n\n",
+        ])
+        let network = DefaultNetworkService(
+            configuration: NetworkConfiguration(
+                baseURL: URL(string: "https://api.strata.test") ?? MockDefaults.baseURL),
+            sessionManager: SessionManager(transport: transport))
+        let events = Locked<[ServerSentEvent]>([])
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        network.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0.01) { event in
+            events.withLock { $0.append(event) }
+        } completion: {
+            ends.record($0)
+        }
+        let end = try #require(await ends.first(timeout: 20))
+        #expect((try? end.get()) != nil, "\(end)")
+        #expect(events.value.map(\.data) == ["one", "two", "three", "four", "five"])
+        #expect(events.value.map(\.lastEventID) == ["7", "a\u{1}b", "x\u{7F}", "", "9\tz"])
+        // Connections: the first, after "a\u{1}b" (unsendable: "7"), after "x\u{7F}" (still "7"),
+        // after "9\tz" (a tab may stand in a field value), which ends the source with a 204.
+        #expect(transport.lastEventIDs == [nil, "7", "7", "9\tz"])
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(ends.callCount == 1)
+    }
+}
+
+/// Answers each request with the next scripted event stream, then with `204 No Content`; keeps
+/// each request's `Last-Event-ID`.
+private final class RecordsEventStreamRequests: Transport {
+    private let connections: [String]
+    private let sent = Locked<[String?]>([])
+
+    init(connections: [String]) {
+        self.connections = connections
+    }
+
+    var lastEventIDs: [String?] { sent.value }
+
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+        let n = sent.withLock { sent in
+            sent.append(attempt.request.value(forHTTPHeaderField: "Last-Event-ID"))
+            return sent.count - 1
+        }
+        let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+        guard n < connections.count else {
+            return ResponsePlayback.start(
+                head: ResponseHead(url: url, statusCode: 204, httpVersion: "HTTP/1.1", headers: [:]), steps: [],
+                to: receiver)
+        }
+        let head = ResponseHead(
+            url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: ["Content-Type": "text/event-stream"])
+        return ResponsePlayback.start(head: head, steps: [.part(Data(connections[n].utf8))], to: receiver)
+    }
 }

@@ -138,7 +138,9 @@ struct StaticAuthenticator: Authenticator {
 
     /// A request rejected for `Bearer old` through an interceptor whose refresh waits for the
     /// test, once that refresh has started.
-    private func requestWaitingForARefresh() async throws -> (
+    private func requestWaitingForARefresh(
+        refreshTimeout: TimeInterval = 30
+    ) async throws -> (
         stub: URLProtocolStub, authenticator: GatedAuthenticator, auth: AuthenticationInterceptor<GatedAuthenticator>,
         recorder: CompletionRecorder<Outcome>
     ) {
@@ -146,7 +148,7 @@ struct StaticAuthenticator: Authenticator {
         let authenticator = GatedAuthenticator()
         let auth = AuthenticationInterceptor(
             authenticator: authenticator, credential: StaticToken(value: "old"),
-            origins: [try #require(Origin(stub.baseURL))])
+            origins: [try #require(Origin(stub.baseURL))], refreshTimeout: refreshTimeout)
         let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), interceptors: [auth])
         let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
         for _ in 0..<200 where authenticator.pending.value.isEmpty {
@@ -163,6 +165,15 @@ struct StaticAuthenticator: Authenticator {
         #expect(auth.credential == nil)
         #expect(outcome.error as? AuthenticationError == .missingCredential)
         #expect(!stub.requests.contains { $0.value(forHTTPHeaderField: "Authorization") == "Bearer refreshed-old" })
+    }
+
+    @Test func aRefreshTimeoutThatIsNotANumberEndsTheWaitWithTheTypedErrorInsteadOfNever() async throws {
+        let (_, _, _, recorder) = try await requestWaitingForARefresh(refreshTimeout: .nan)
+        let outcome = try #require(await recorder.first())
+        guard case .refreshTimedOut? = outcome.error as? AuthenticationError else {
+            Issue.record("expected refreshTimedOut, got \(String(describing: outcome.error))")
+            return
+        }
     }
 
     @Test func aRefreshThatFinishesAfterAnAccountSwitchKeepsTheNewAccount() async throws {
