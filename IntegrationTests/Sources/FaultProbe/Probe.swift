@@ -33,6 +33,8 @@ struct Scenario {
     var streamBufferLimit: Int?
     /// Whether the consumer takes a millisecond over each element.
     var slowConsumer = false
+    /// For a streamed response: how many elements must reach the consumer before its end.
+    var elementsBeforeEnd: Int?
 
     enum ResponseKind {
         /// The body as it is.
@@ -284,6 +286,35 @@ enum Probe {
             scenario.streamBufferLimit = 8 << 20
             scenario.slowConsumer = true
             return scenario
+        case .streamShorterThanItsLength:
+            return rawStream(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 100000\r\n\r\n"
+                    + "data: one\n\ndata: two\n\n", expected: ["transport"], elementsBeforeEnd: 2)
+        case .streamBadChunkAfterAnEvent:
+            // The event comes in a read of its own: AsyncHTTPClient forwards body parts once a
+            // read has been handled, and drops those of a read that ends in a parse error.
+            var scenario = Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            + "b\r\ndata: one\n\n\r\n")
+                    Thread.sleep(forTimeInterval: 0.1)
+                    connection.write("zz\r\ndata: two\n\n\r\n0\r\n\r\n")
+                    connection.close()
+                }, expected: ["transport"], response: .events)
+            scenario.elementsBeforeEnd = 1
+            return scenario
+        case .streamChunkedWithoutItsLastChunk:
+            return rawStream(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "b\r\ndata: one\n\n\r\nb\r\ndata: two\n\n\r\n", expected: ["transport"],
+                elementsBeforeEnd: 2)
+        case .streamInvalidGzip:
+            return rawStream(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
+                    + "Connection: close\r\n\r\nthis is not gzip at all, and it goes on for a while\n\n",
+                expected: ["transport"])
         case .streamInvalidJSONLine:
             var scenario = stream(["{\"v\":\"1\"}\n{\"v\":\n"], then: { $0.close() }, expected: ["parsing"])
             scenario.response = .jsonLines
@@ -331,6 +362,14 @@ enum Probe {
                 for piece in pieces where !connection.write(piece) { return }
                 then(connection)
             }, expected: expected, bound: bound, response: .events)
+    }
+
+    /// These bytes exactly, then the connection closes; read as Server-Sent Events.
+    private static func rawStream(_ bytes: String, expected: Set<String>, elementsBeforeEnd: Int = 0) -> Scenario {
+        var scenario = raw(bytes, expected: expected)
+        scenario.response = .events
+        scenario.elementsBeforeEnd = elementsBeforeEnd
+        return scenario
     }
 
     /// These bytes exactly, then the connection closes.
@@ -420,6 +459,8 @@ enum Probe {
         var result: Result<Value, DataTransferError>?
         var elapsed: Duration
         var calls: Int
+        /// For a stream: the elements handed to the consumer before its end.
+        var elements: Int? = nil
     }
 
     /// Runs `endpoint` and counts its completions for a while after the first.
@@ -458,7 +499,8 @@ enum Probe {
         let result = await recorder.first(timeout: 30)
         let elapsed = ContinuousClock.now - started
         try? await Task.sleep(for: .milliseconds(300))
-        return Measured(result: result, elapsed: elapsed, calls: recorder.callCount)
+        return Measured(
+            result: result, elapsed: elapsed, calls: recorder.callCount, elements: elements.withLockedValue { $0 })
     }
 
     static func report<Value>(_ fault: FaultCase, _ scenario: Scenario, _ measured: Measured<Value>) -> FaultReport {
@@ -472,6 +514,9 @@ enum Probe {
         }
         if measured.calls != 1 {
             problems.append("the completion ran \(measured.calls) times")
+        }
+        if let least = scenario.elementsBeforeEnd, let elements = measured.elements, elements < least {
+            problems.append("\(elements) elements reached the consumer before the end, not \(least)")
         }
         return FaultReport(
             fault: fault, outcome: outcome, elapsedMilliseconds: Int(measured.elapsed / .milliseconds(1)),

@@ -92,6 +92,17 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     /// An event stream of large events sent as fast as the connection takes them, to a consumer
     /// that takes a millisecond over each.
     case streamFloodToSlowConsumer = "stream-flood-to-slow-consumer"
+    /// An event stream announcing `Content-Length: 100000`, two events, then the connection closed:
+    /// a body cut short, which must not read as its end.
+    case streamShorterThanItsLength = "stream-shorter-than-its-length"
+    /// A chunked event stream: a chunk with an event, then, 100 ms later, a chunk size that is not
+    /// hexadecimal.
+    case streamBadChunkAfterAnEvent = "stream-bad-chunk-after-an-event"
+    /// A chunked event stream cut between two chunks, without the last chunk: a clean close that
+    /// is not the body's end.
+    case streamChunkedWithoutItsLastChunk = "stream-chunked-without-its-last-chunk"
+    /// An event stream with `Content-Encoding: gzip` over bytes that are not gzip.
+    case streamInvalidGzip = "stream-invalid-gzip"
 
     /// Whether the case is known to crash over URLSession on Linux, where Strata cannot step in.
     public var crashesFoundationNetworking: Bool {
