@@ -224,9 +224,13 @@ extension NetworkError {
         case SessionError.invalidResponse:
             self = .invalidResponse
         case let error as SessionError:
-            self = .transport(
-                URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey: error.errorDescription ?? ""])
-            )
+            let code: URLError.Code
+            if case .interimResponseTakenForAnswer = error {
+                code = .badServerResponse
+            } else {
+                code = .networkConnectionLost
+            }
+            self = .transport(URLError(code, userInfo: [NSLocalizedDescriptionKey: error.errorDescription ?? ""]))
         case let error as URLError:
             self = NetworkError(error)
         case let error as RedirectError:

@@ -86,6 +86,9 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStrin
     case invalidResponse
     /// The body is shorter than the response's `Content-Length` announced.
     case incompleteBody(expected: Int, received: Int)
+    /// FoundationNetworking (URLSession on Linux) took an interim response — `103 Early Hints`,
+    /// `100 Continue` — for the answer, and the answer's status and fields were lost.
+    case interimResponseTakenForAnswer(statusCode: Int)
 
     /// A sentence saying what happened.
     public var errorDescription: String? {
@@ -96,6 +99,10 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStrin
             return "The server's response is not an HTTP response."
         case .incompleteBody(let expected, let received):
             return "The connection ended after \(received) of \(expected) announced body bytes."
+        case .interimResponseTakenForAnswer(let code):
+            return "The server sent an interim response (\(code)) before its answer, which URLSession on Linux "
+                + "(FoundationNetworking) takes for the answer, losing the answer's status and fields; "
+                + "AsyncHTTPClientTransport reads such responses."
         }
     }
 

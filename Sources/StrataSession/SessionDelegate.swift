@@ -151,6 +151,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             (response, error) = (challenged, nil)
         }
         if !record.headPushed, let response = response as? HTTPURLResponse {
+            if let interim = Self.interimAnswer(response) {
+                record.downloaded?.discard()
+                return relay.end(interim)
+            }
             relay.push(ResponseHead(response))
         }
         relay.push(record.early)
@@ -175,9 +179,26 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
                 return record.relay
             })
         {
+            if let interim = Self.interimAnswer(response) {
+                relay.end(interim)
+                return completionHandler(.cancel)
+            }
             relay.push(ResponseHead(response))
         }
         completionHandler(.allow)
+    }
+
+    /// The error for an interim (`1xx`) response reported as the answer. FoundationNetworking
+    /// takes the first head it reads for the answer, so a `103 Early Hints` or a `100 Continue`
+    /// before the answer stands in for it, and the answer's status and fields are lost (its body
+    /// follows as the interim response's). Apple's URLSession skips interim responses.
+    static func interimAnswer(_ response: HTTPURLResponse) -> SessionError? {
+        #if canImport(FoundationNetworking)
+            guard (100..<200).contains(response.statusCode) else { return nil }
+            return .interimResponseTakenForAnswer(statusCode: response.statusCode)
+        #else
+            return nil
+        #endif
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

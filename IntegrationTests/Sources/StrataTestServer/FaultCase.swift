@@ -29,6 +29,10 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     /// A `413` as soon as the head of an 8 MiB POST arrives, then the connection closed with the
     /// body unread, which the client sees as a reset, perhaps before it reads the answer.
     case closeWithBodyUnread = "close-with-body-unread"
+    /// `103 Early Hints` (with a `Link` field), then the answer: the hints are not the answer.
+    case earlyHintsThenAnswer = "early-hints-then-answer"
+    /// Two `100 Continue` heads to a GET that did not ask for one, then the answer.
+    case unaskedContinuesThenAnswer = "unasked-continues-then-answer"
     /// A chunk size that is not hexadecimal.
     case badChunkSize = "bad-chunk-size"
     /// The request is read and never answered.
