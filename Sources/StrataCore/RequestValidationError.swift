@@ -62,6 +62,17 @@ package enum HTTPGrammar {
         all(of: text) { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
     }
 
+    /// Whether a `Content-Length` value (repeated fields arrive joined by commas) is one length, in
+    /// decimal digits that fit in 63 bits, perhaps repeated.
+    package static func isOneLength(_ value: String) -> Bool {
+        let lengths = value.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        let first = lengths[0].utf8
+        return (1...18).contains(first.count) && first.allSatisfy { (0x30...0x39).contains($0) }
+            && lengths.allSatisfy { $0 == lengths[0] }
+    }
+
     /// Whether every UTF-8 byte of `text` passes `test`, read from contiguous storage when the
     /// string has it (every native string does: this runs for every header of every request).
     private static func all(of text: String, _ test: (UInt8) -> Bool) -> Bool {

@@ -225,10 +225,9 @@ extension NetworkError {
             self = .invalidResponse
         case let error as SessionError:
             let code: URLError.Code
-            if case .interimResponseTakenForAnswer = error {
-                code = .badServerResponse
-            } else {
-                code = .networkConnectionLost
+            switch error {
+            case .interimResponseTakenForAnswer, .invalidContentLength: code = .badServerResponse
+            default: code = .networkConnectionLost
             }
             self = .transport(URLError(code, userInfo: [NSLocalizedDescriptionKey: error.errorDescription ?? ""]))
         case let error as URLError:

@@ -89,6 +89,9 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStrin
     /// FoundationNetworking (URLSession on Linux) took an interim response — `103 Early Hints`,
     /// `100 Continue` — for the answer, and the answer's status and fields were lost.
     case interimResponseTakenForAnswer(statusCode: Int)
+    /// The response's `Content-Length` is not one length (two that differ, one beyond any
+    /// integer), so where its body ends cannot be known: the response is discarded.
+    case invalidContentLength(String)
 
     /// A sentence saying what happened.
     public var errorDescription: String? {
@@ -103,6 +106,9 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStrin
             return "The server sent an interim response (\(code)) before its answer, which URLSession on Linux "
                 + "(FoundationNetworking) takes for the answer, losing the answer's status and fields; "
                 + "AsyncHTTPClientTransport reads such responses."
+        case .invalidContentLength(let value):
+            return "The server's Content-Length (\(value.prefix(64))) is not one length, so where the body ends "
+                + "cannot be known; the response was discarded."
         }
     }
 

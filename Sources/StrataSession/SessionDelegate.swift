@@ -151,9 +151,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             (response, error) = (challenged, nil)
         }
         if !record.headPushed, let response = response as? HTTPURLResponse {
-            if let interim = Self.interimAnswer(response) {
+            if let refusal = Self.refusal(of: response) {
                 record.downloaded?.discard()
-                return relay.end(interim)
+                return relay.end(refusal)
             }
             relay.push(ResponseHead(response))
         }
@@ -179,8 +179,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
                 return record.relay
             })
         {
-            if let interim = Self.interimAnswer(response) {
-                relay.end(interim)
+            if let refusal = Self.refusal(of: response) {
+                relay.end(refusal)
                 return completionHandler(.cancel)
             }
             relay.push(ResponseHead(response))
@@ -188,14 +188,27 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         completionHandler(.allow)
     }
 
-    /// The error for an interim (`1xx`) response reported as the answer. FoundationNetworking
-    /// takes the first head it reads for the answer, so a `103 Early Hints` or a `100 Continue`
-    /// before the answer stands in for it, and the answer's status and fields are lost (its body
-    /// follows as the interim response's). Apple's URLSession skips interim responses.
-    static func interimAnswer(_ response: HTTPURLResponse) -> SessionError? {
+    /// Why a response FoundationNetworking reports must not reach the pipeline, if it must not:
+    ///
+    /// - An interim (`1xx`) response reported as the answer. FoundationNetworking takes the first
+    ///   head it reads for the answer, so a `103 Early Hints` or a `100 Continue` before the answer
+    ///   stands in for it, and the answer's status and fields are lost (its body follows as the
+    ///   interim response's). Apple's URLSession skips interim responses.
+    /// - A `Content-Length` that is not one length (two that differ, one beyond any integer),
+    ///   without `Transfer-Encoding`: the body's end cannot be known, and RFC 9112 (§6.3) has a
+    ///   client discard such a response. FoundationNetworking delivers it, with whichever body
+    ///   libcurl read; AsyncHTTPClient refuses it.
+    static func refusal(of response: HTTPURLResponse) -> SessionError? {
         #if canImport(FoundationNetworking)
-            guard (100..<200).contains(response.statusCode) else { return nil }
-            return .interimResponseTakenForAnswer(statusCode: response.statusCode)
+            if (100..<200).contains(response.statusCode) {
+                return .interimResponseTakenForAnswer(statusCode: response.statusCode)
+            }
+            if let length = response.value(forHTTPHeaderField: "Content-Length"),
+                response.value(forHTTPHeaderField: "Transfer-Encoding") == nil, !HTTPGrammar.isOneLength(length)
+            {
+                return .invalidContentLength(length)
+            }
+            return nil
         #else
             return nil
         #endif

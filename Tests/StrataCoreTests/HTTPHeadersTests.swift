@@ -117,4 +117,13 @@ import Testing
             HTTPHeaders(["a": "1", "b": "2"])
                 != HTTPHeaders([HTTPHeader(name: "b", value: "2"), HTTPHeader(name: "a", value: "1")]))
     }
+
+    @Test(arguments: [
+        ("5", true), ("5, 5", true), ("5,5", true), (" 12 ,12", true), ("0", true), ("999999999999999999", true),
+        ("5, 10", false), ("", false), ("-5", false), ("+5", false), ("5,", false), ("0x10", false), ("1e3", false),
+        ("9999999999999999999", false), ("\u{FF15}", false), ("5 5", false),
+    ])
+    func aContentLengthIsOneLengthOnlyInDecimalDigitsRepeatedAlike(value: String, isOne: Bool) {
+        #expect(HTTPGrammar.isOneLength(value) == isOne)
+    }
 }

@@ -69,6 +69,37 @@ func isCancelled(_ error: (any Error)?) -> Bool {
         #expect(outcome.error as? SessionError == .incompleteBody(expected: 100, received: 5))
     }
 
+    #if canImport(FoundationNetworking)
+        /// FoundationNetworking hands on what a server should not have sent, and libcurl reads on:
+        /// an interim response as the answer, a `Content-Length` that is not one length. The
+        /// session delegate ends such a request with a typed error rather than a wrong status or a
+        /// body cut where nobody knows.
+        @Test(arguments: [
+            (
+                status: 103, headers: ["Link": "</a.css>; rel=preload"],
+                error: SessionError.interimResponseTakenForAnswer(statusCode: 103)
+            ),
+            (status: 100, headers: [:], error: .interimResponseTakenForAnswer(statusCode: 100)),
+            (status: 200, headers: ["Content-Length": "5, 10"], error: .invalidContentLength("5, 10")),
+            (
+                status: 200, headers: ["Content-Length": "99999999999999999999"],
+                error: .invalidContentLength("99999999999999999999")
+            ),
+        ])
+        func aResponseTheLoadingSystemShouldHaveRefusedEndsWithATypedError(
+            status: Int, headers: [String: String], error: SessionError
+        ) async throws {
+            let stub = URLProtocolStub { _ in .response(statusCode: status, headers: headers, body: Data("body".utf8)) }
+            let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+            let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+            let outcome = try #require(await recorder.first())
+            #expect(outcome.error as? SessionError == error)
+            #expect(outcome.response == nil)
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(recorder.callCount == 1)
+        }
+    #endif
+
     /// Where `Content-Length` is not the length of the body delivered, a shorter body is no failure:
     /// a compressed body arrives decoded, and `HEAD`, `204` and `304` responses have no body.
     @Test(arguments: [

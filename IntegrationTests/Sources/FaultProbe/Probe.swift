@@ -149,6 +149,21 @@ enum Probe {
             var scenario = answer(head: "HTTP/1.1 200 OK\r\nContent-Length: 5", body: "0123456789", expected: ["value"])
             scenario.body = "01234"
             return scenario
+        case .conflictingContentLengths:
+            return answer(
+                head: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 10", body: "0123456789",
+                expected: ["transport"])
+        case .hugeContentLength:
+            return answer(
+                head: "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999", body: "ok", expected: ["transport"])
+        case .negativeContentLength:
+            return answer(head: "HTTP/1.1 200 OK\r\nContent-Length: -5", body: "whatever", expected: ["transport"])
+        case .chunkedWithContentLength:
+            var scenario = answer(
+                head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3",
+                body: "5\r\nhello\r\n0\r\n\r\n", expected: ["value", "transport"])
+            scenario.body = "hello"
+            return scenario
         case .malformedStatusLine:
             return raw("HTTP/1.1 two hundred OK?\r\nbroken header line\r\n\r\nbody", expected: ["transport"])
         case .http09Garbage:

@@ -15,6 +15,14 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case contentLengthLongerThanBody = "content-length-longer"
     /// `Content-Length: 5` and 10 bytes.
     case contentLengthShorterThanBody = "content-length-shorter"
+    /// Two `Content-Length` fields that disagree (5 and 10), and 10 bytes.
+    case conflictingContentLengths = "conflicting-content-lengths"
+    /// A `Content-Length` of 99,999,999,999,999,999,999, beyond any integer, and 2 bytes.
+    case hugeContentLength = "huge-content-length"
+    /// `Content-Length: -5`.
+    case negativeContentLength = "negative-content-length"
+    /// `Transfer-Encoding: chunked` and `Content-Length: 3` together, the body chunked (`hello`).
+    case chunkedWithContentLength = "chunked-with-content-length"
     /// A status line that is not one.
     case malformedStatusLine = "malformed-status-line"
     /// Bytes with no status line at all, as HTTP/0.9 would answer.
