@@ -12,7 +12,8 @@
 /// request creates several of these (completions, cancellation tokens), so the lock is a plain
 /// `os_unfair_lock` or `pthread_mutex_t` rather than `NSLock`, which allocates four times on Linux.
 /// It is inlinable, so a module that makes one for its own state type builds it without looking up
-/// `LockedStorage<State>` at run time.
+/// `LockedStorage<State>` at run time. Give it a state that means something: with an empty one
+/// (`Locked(())`) ThreadSanitizer reports the state's access racing the buffer's header.
 @usableFromInline
 package struct Locked<State: Sendable>: @unchecked Sendable {  // Sendable: the lock guards every access to the state.
     @usableFromInline let storage: LockedStorage<State>

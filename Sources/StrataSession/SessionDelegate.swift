@@ -44,9 +44,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// Set when the task is cancelled, before the loading system is told: a redirect is not
         /// answered afterwards.
         var isCancelled = false
-        /// Taken to answer a redirect or a challenge, and to cancel: they never overlap. (A
-        /// `Locked`, not an `NSLock`, which allocates four times on Linux, for every task.)
-        let answering = Locked(())
+        /// Taken to answer a redirect or a challenge, and to cancel, so that they never overlap;
+        /// it holds whether the loading system has been told to cancel. (A `Locked`, not an
+        /// `NSLock`, which allocates four times on Linux, for every task.)
+        let answering = Locked(false)
         /// The cancellation under way, which the task's completion waits for.
         var cancelling: DispatchGroup?
         /// A download task's body, moved out of the loading system's hands, and its reader.
@@ -115,7 +116,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             return
         }
         StrataQueue.async {
-            record.answering.withLock { _ in task.cancel() }
+            record.answering.withLock { cancelled in
+                cancelled = true
+                task.cancel()
+            }
             #if canImport(FoundationNetworking)
                 _ = task.priority
             #endif
@@ -286,7 +290,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     /// A task cancelled before this callback ran is left alone: on Linux, answering a redirect the
     /// task no longer waits for traps ("Received callback for HTTP redirection, but we're not
     /// waiting for it"), and the cancellation ends the task anyway. The answer is given under the
-    /// task's `answering` lock, which ``cancel(_:in:)`` holds to cancel, after flagging the task.
+    /// task's `answering` lock, which ``cancel(_:in:)`` holds to cancel (after flagging the task),
+    /// and only if the loading system has not been told to cancel.
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -294,10 +299,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        guard let answering = records.withLock({ $0[task.taskIdentifier]?.answering }) else { return }
-        answering.withLock { _ in
-            guard records.withLock({ $0[task.taskIdentifier].map { !$0.isCancelled } ?? false }) else { return }
-            completionHandler(nil)
+        let answering = records.withLock { records in
+            records[task.taskIdentifier].flatMap { $0.isCancelled ? nil : $0.answering }
+        }
+        answering?.withLock { cancelled in
+            if !cancelled { completionHandler(nil) }
         }
     }
 
@@ -315,7 +321,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             // Linux has no server trust or client certificate challenges; every challenge here is an
             // HTTP authentication scheme answering a 401. Decline it and report the 401 itself.
             let response = challenge.failureResponse ?? task.response
-            let answering = records.withLock { records -> Locked<Void>? in
+            let answering = records.withLock { records -> Locked<Bool>? in
                 records[task.taskIdentifier]?.challengedResponse = response
                 return records[task.taskIdentifier]?.answering
             }
