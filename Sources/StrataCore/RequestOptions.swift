@@ -32,7 +32,8 @@ public struct RequestOptions: Sendable {
     /// The redirect policy for this request; `nil` for the manager's.
     public var redirectPolicy: RedirectPolicy?
     /// Where to save the response body instead of collecting it in memory; an existing file there
-    /// is replaced. The response then has an empty body and this `fileURL`.
+    /// is replaced (a folder there is not: the download fails with a typed error). Missing folders
+    /// on the way are created. The response then has an empty body and this `fileURL`.
     public var downloadDestination: URL?
     /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each
     /// attempt), in order on a serial queue of the request's own.

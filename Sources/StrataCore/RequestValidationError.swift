@@ -19,6 +19,8 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     case missingURL
     /// The URL is one the transport cannot send to (see ``HTTPURLCheck``): shown redacted.
     case unsupportedURL(String, reason: UnsupportedURLReason)
+    /// A download's destination (this path) is a folder, which a download never replaces.
+    case downloadDestinationIsAFolder(String)
 
     /// A sentence saying what is wrong; text is shown escaped, so a control character cannot
     /// break a log line either.
@@ -37,6 +39,9 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
             return "The request has no URL; it was not sent."
         case .unsupportedURL(let url, let reason):
             return "The URL \(Self.shown(url, limit: 200)) cannot be sent: \(reason); the request was not sent."
+        case .downloadDestinationIsAFolder(let path):
+            return "The download's destination \(Self.shown(path, limit: 200)) is a folder, which a download never "
+                + "replaces; name a file in it."
         }
     }
 

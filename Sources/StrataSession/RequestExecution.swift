@@ -363,7 +363,8 @@ final class RequestExecution: Sendable {
 
     /// Throws unless the request can go on the wire as it is: a URL the transport can send to, a
     /// positive timeout, a token for a method, tokens for header names and no control characters
-    /// in header values (RFC 9110).
+    /// in header values (RFC 9110); and a download's destination is not a folder (which the
+    /// download would otherwise replace, with all it holds).
     private func validate(_ request: URLRequest) throws(RequestValidationError) {
         // FoundationNetworking traps on a request without a URL; SwiftNIO on a port out of range.
         guard let url = request.url else { throw .missingURL }
@@ -378,6 +379,9 @@ final class RequestExecution: Sendable {
             try HTTPHeader(name: name, value: value).validate()
         }
         guard request.timeoutInterval > 0 else { throw .invalidTimeout(request.timeoutInterval) }
+        if let destination = download?.destination, FileWriter.isFolder(destination) {
+            throw .downloadDestinationIsAFolder(destination.path)
+        }
     }
 
     // MARK: - Outcomes

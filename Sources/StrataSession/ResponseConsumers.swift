@@ -125,11 +125,7 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
             }
             if error == nil, let partial {
                 do {
-                    let manager = FileManager.default
-                    if manager.fileExists(atPath: destination.path) {
-                        try manager.removeItem(at: destination)
-                    }
-                    try manager.moveItem(at: partial, to: destination)
+                    try Self.place(partial, at: destination)
                     self.partial = nil
                 } catch let moveError {
                     error = moveError
@@ -163,11 +159,7 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
                 throw SessionError.incompleteBody(
                     expected: Int(clamping: head.expectedContentLength), received: Int(clamping: size))
             }
-            let manager = FileManager.default
-            if manager.fileExists(atPath: destination.path) {
-                try manager.removeItem(at: destination)
-            }
-            try manager.moveItem(at: url, to: destination)
+            try Self.place(url, at: destination)
         } catch let moveError {
             error = moveError
             try? FileManager.default.removeItem(at: url)
@@ -176,6 +168,25 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         // Nothing more is written.
         failure = error ?? CancellationError()
         return true
+    }
+
+    /// Moves the body at `source` to `destination`, replacing a file there, never a folder (the
+    /// pipeline refuses a folder before sending; one may have been made there since).
+    private static func place(_ source: URL, at destination: URL) throws {
+        let manager = FileManager.default
+        if isFolder(destination) {
+            throw RequestValidationError.downloadDestinationIsAFolder(destination.path)
+        }
+        if manager.fileExists(atPath: destination.path) {
+            try manager.removeItem(at: destination)
+        }
+        try manager.moveItem(at: source, to: destination)
+    }
+
+    /// Whether `url` names a folder (or a link to one).
+    static func isFolder(_ url: URL) -> Bool {
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) && isFolder.boolValue
     }
 
     /// Writing failed: the exchange is ended, the partial file removed, and the outcome is the error.

@@ -24,6 +24,11 @@ public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
     private let serverTrust: (any ServerTrustEvaluator)?
+    /// Whether a body bound for a file goes through a download task. On Linux, FoundationNetworking's
+    /// download tasks write only what its own protocols load: over a `URLProtocol` of someone
+    /// else's (a test stub such as `URLProtocolStub`) the file came out empty, so such a session
+    /// writes the body from a data task.
+    private let usesDownloadTasks: Bool
 
     /// Creates a transport.
     /// - Parameters:
@@ -44,7 +49,11 @@ public final class URLSessionTransport: Transport {
             // asynchronous cache lookup, which lets a cancellation race the task's start.
             let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
             configuration.urlCache = nil
+            usesDownloadTasks = (configuration.protocolClasses ?? []).allSatisfy {
+                String(reflecting: $0).hasPrefix("FoundationNetworking.")
+            }
         #else
+            usesDownloadTasks = true
             let delegateQueue = OperationQueue()
             delegateQueue.name = "Strata.URLSessionTransport.delegate"
             delegateQueue.maxConcurrentOperationCount = 1
@@ -84,7 +93,9 @@ public final class URLSessionTransport: Transport {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
             request.httpBodyStream = nil
             task = session.uploadTask(with: request, fromFile: file.fileURL)
-        } else if attempt.bodyIsBoundForFile, attempt.fileProgress == nil, attempt.uploadProgress == nil {
+        } else if attempt.bodyIsBoundForFile, usesDownloadTasks, attempt.fileProgress == nil,
+            attempt.uploadProgress == nil
+        {
             // Nobody follows the progress: a completion handler, for which the loading system makes
             // no delegate call per part written (65,537 for a gigabyte, each a hop to the delegate
             // queue), and still asks the delegate about redirects and challenges.
@@ -94,7 +105,7 @@ public final class URLSessionTransport: Transport {
                 delegate.downloadEnded(task, at: location, error: error)
             }
             made.withLock { $0 = task }
-        } else if attempt.bodyIsBoundForFile {
+        } else if attempt.bodyIsBoundForFile, usesDownloadTasks {
             task = session.downloadTask(with: request)
         } else {
             task = session.dataTask(with: request)

@@ -146,6 +146,8 @@ final class StubURLProtocol: URLProtocol {
     private func send(_ pieces: ArraySlice<Data>, interval: TimeInterval) {
         var pieces = pieces
         while let piece = pieces.popFirst() {
+            // The task may be cancelled while the pieces go out (a consumer that gave up on the head).
+            guard !isCancelled else { return }
             if !piece.isEmpty {
                 client?.urlProtocol(self, didLoad: piece)
             }
@@ -155,7 +157,15 @@ final class StubURLProtocol: URLProtocol {
                 return
             }
         }
+        guard !isCancelled else { return }
         client?.urlProtocolDidFinishLoading(self)
+    }
+
+    /// Whether the task was cancelled: on Linux, its cancellation reaches ``stopLoading()`` only
+    /// once the step under way returns, and a download task told it finished meanwhile traps.
+    private var isCancelled: Bool {
+        guard let task else { return false }
+        return task.state == .canceling || task.state == .completed
     }
 
     private func fail(_ error: URLError) {
@@ -168,7 +178,7 @@ final class StubURLProtocol: URLProtocol {
         let box = LoaderBox(loader: self)
         let work: @Sendable () -> Void = {
             box.loader.stopped.withLock { stopped in
-                guard !stopped else { return }
+                guard !stopped, !box.loader.isCancelled else { return }
                 step(box.loader)
             }
         }

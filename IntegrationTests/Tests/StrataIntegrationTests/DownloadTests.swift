@@ -58,6 +58,33 @@ import Testing
         #expect(try Data(contentsOf: target) == Data(TestReply.generatedBody(size: size)))
     }
 
+    /// A careless destination — the folder rather than a file in it — is refused before anything
+    /// is sent, with or without progress, and the folder keeps what it holds.
+    @Test(arguments: [false, true])
+    func aFolderAsTheDestinationIsRefusedAndKept(followsProgress: Bool) async throws {
+        let folder = destination().deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("keep me".utf8).write(to: folder.appendingPathComponent("note.txt"))
+        var progress: (@Sendable (Progress) -> Void)?
+        if followsProgress { progress = { _ in } }
+        try await Harness.with { (harness) async throws in
+            let error = await failure { () async throws(DataTransferError) in
+                try await harness.transfer.request(
+                    Endpoint<Void>(
+                        path: "stream-bytes/1024",
+                        options: RequestOptions(downloadDestination: folder, downloadProgress: progress)))
+            }
+            guard case .networkFailure(.invalidRequest(.downloadDestinationIsAFolder(let path)))? = error else {
+                Issue.record("expected the folder to be refused, got \(String(describing: error))")
+                return
+            }
+            #expect(path == folder.path)
+        }
+        #expect(try String(contentsOf: folder.appendingPathComponent("note.txt"), encoding: .utf8) == "keep me")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["note.txt"])
+    }
+
     @Test func aDownloadAnsweredByABasicChallengeFailsWithTheUnauthorizedResponse() async throws {
         let target = destination()
         try await Harness.with { (harness) async throws in
