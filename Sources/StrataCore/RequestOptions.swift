@@ -20,6 +20,9 @@ public struct RequestOptions: Sendable {
     public static let defaultAcceptableStatusCodes = Set(200..<300)
     /// 64 MiB: how far a stream's consumer may fall behind a transport that cannot hold the server back.
     public static let defaultStreamBufferLimit = 64 * 1_048_576
+    /// 4 GiB: the most a body held in memory can be, what one `Data` on every platform, and one NIO
+    /// `ByteBuffer`, can hold. Bodies that large belong in a file.
+    public static let defaultMaximumBodyLength = Int(UInt32.max)
 
     /// The status codes that count as success for this request; `nil` for the manager's.
     public var acceptableStatusCodes: Set<Int>?
@@ -60,6 +63,12 @@ public struct RequestOptions: Sendable {
     /// transport that holds
     /// the server back (AsyncHTTPClient) never comes near it.
     public var streamBufferLimit: Int
+    /// The longest response body held in memory for this request, in bytes, as the caller gets it
+    /// (decoded from its content coding), counted as it arrives; a longer one fails the request
+    /// with `URLError(.dataLengthExceedsMaximum)` and stops its transfer. A bound on what a server can make the app hold, a compressed body that
+    /// expands a thousandfold included. A body saved to a file (``downloadDestination``) or
+    /// streamed is not held, and not bounded by it; at most ``defaultMaximumBodyLength``.
+    public var maximumBodyLength: Int
     /// Whether the completion only hands the outcome on — resumes a Swift task — and runs none of
     /// the caller's code: a session manager may then complete a success on the thread the answer
     /// arrived on, as the task's resumption is a hop of its own. Strata's async methods set it.
@@ -76,8 +85,10 @@ public struct RequestOptions: Sendable {
         originBoundHeaderNames: Set<String> = [],
         streamIdleTimeout: TimeInterval? = nil,
         streamDeadline: TimeInterval? = nil,
-        streamBufferLimit: Int = Self.defaultStreamBufferLimit
+        streamBufferLimit: Int = Self.defaultStreamBufferLimit,
+        maximumBodyLength: Int = Self.defaultMaximumBodyLength
     ) {
+        self.maximumBodyLength = maximumBodyLength
         self.streamIdleTimeout = streamIdleTimeout
         self.streamDeadline = streamDeadline
         self.streamBufferLimit = streamBufferLimit

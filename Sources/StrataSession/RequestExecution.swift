@@ -57,6 +57,8 @@ final class RequestExecution: Sendable {
     private let redirectPolicy: RedirectPolicy
     private let originBoundHeaderNames: Set<String>
     private let download: (destination: URL, progress: ProgressRelay?)?
+    /// The longest body held in memory for an accepted response.
+    private let maximumBodyLength: Int
     private let startDate = Date()
     /// What the monitors are told, if the manager has any.
     private let record: ExecutionRecord?
@@ -85,6 +87,7 @@ final class RequestExecution: Sendable {
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
         self.originBoundHeaderNames = options.originBoundHeaderNames
         self.download = options.downloadDestination.map { ($0, options.downloadProgress.map(ProgressRelay.init)) }
+        self.maximumBodyLength = min(options.maximumBodyLength, BodyCollector.maximumLength)
         // The manager's chain, then the request's own interceptor, if it has one.
         self.interceptor =
             options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
@@ -275,7 +278,7 @@ final class RequestExecution: Sendable {
         downloadProgress: (@Sendable (Int64, Int64) -> Void)?,
         completion: @escaping @Sendable (TransportOutcome) -> Void
     ) -> any ResponseReceiver {
-        if download == nil, stream == nil { return BodyCollector(from: exchange, completion) }
+        if download == nil, stream == nil { return BodyCollector(limit: maximumBodyLength, from: exchange, completion) }
         let follows =
             isRedirectStatus(head.statusCode) && head.headers["Location"] != nil && redirectPolicy.decide != nil
         guard acceptableStatusCodes.contains(head.statusCode), !follows else {
@@ -287,7 +290,7 @@ final class RequestExecution: Sendable {
             stream.handOver(exchange)
             return stream
         }
-        guard let download else { return BodyCollector(from: exchange, completion) }
+        guard let download else { return BodyCollector(limit: maximumBodyLength, from: exchange, completion) }
         return FileWriter(
             to: download.destination, for: request, from: exchange, progress: downloadProgress, completion)
     }

@@ -399,9 +399,9 @@ package final class ExchangeSlot: ResponseExchange, @unchecked Sendable {  // Se
 /// reports, and what the pipeline uses for every response whose body it neither writes to a file
 /// nor hands on as it comes.
 package final class BodyCollector: ResponseReceiver, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
-    /// The longest body held in memory by default: what one `Data` on every platform, and one
-    /// NIO `ByteBuffer`, can hold (4 GiB). Bodies that large belong in a file.
-    package static let maximumLength = Int(UInt32.max)
+    /// The longest body held in memory by default (4 GiB: see
+    /// ``/StrataCore/RequestOptions/defaultMaximumBodyLength``).
+    package static let maximumLength = RequestOptions.defaultMaximumBodyLength
 
     private let lock = NSLock()
     private var head: ResponseHead?

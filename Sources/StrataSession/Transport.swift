@@ -64,7 +64,7 @@ extension Transport {
     /// `URLError(.dataLengthExceedsMaximum)`, its head kept).
     @discardableResult
     public func send(
-        _ attempt: TransportAttempt, maximumBodyLength: Int = Int(UInt32.max),
+        _ attempt: TransportAttempt, maximumBodyLength: Int = RequestOptions.defaultMaximumBodyLength,
         completion: @escaping @Sendable (TransportOutcome) -> Void
     ) -> any NetworkCancellable {
         let slot = ExchangeSlot()

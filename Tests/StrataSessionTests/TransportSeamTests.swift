@@ -154,6 +154,37 @@ private final class InMemoryTransport: Transport {
 }
 
 /// An adapter from a closure.
+/// A request's `maximumBodyLength` bounds what a server can make the app hold: a longer body fails
+/// the request, whatever its status; one that fits, and an empty one under a limit of 0, succeed.
+@Suite struct MaximumBodyLengthTests {
+    private let origin = URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/")
+
+    @Test(arguments: [
+        (status: 200, body: 100, limit: 99, fails: true), (status: 200, body: 100, limit: 100, fails: false),
+        (status: 500, body: 100, limit: 10, fails: true), (status: 204, body: 0, limit: 0, fails: false),
+        (status: 200, body: 1, limit: -5, fails: true),
+    ])
+    func aBodyLongerThanTheRequestsLimitFailsWithATypedError(
+        status: Int, body: Int, limit: Int, fails: Bool
+    )
+        async throws
+    {
+        let transport = InMemoryTransport { _ in (status, [:], String(repeating: "x", count: body)) }
+        let manager = SessionManager(transport: transport, acceptableStatusCodes: Set(200..<300))
+        let (recorder, _) = send(
+            URLRequest(url: origin), through: manager, options: RequestOptions(maximumBodyLength: limit))
+        let outcome = try #require(await recorder.first())
+        if fails {
+            #expect(
+                (outcome.error as? URLError)?.code == .dataLengthExceedsMaximum, "\(String(describing: outcome.error))")
+            #expect(outcome.data == nil || outcome.data?.isEmpty == true)
+        } else {
+            #expect(outcome.error == nil)
+            #expect(outcome.data?.count == body)
+        }
+    }
+}
+
 private struct ClosureAdapter: RequestAdapter {
     let change: @Sendable (URLRequest) -> URLRequest
     init(_ change: @escaping @Sendable (URLRequest) -> URLRequest) { self.change = change }

@@ -82,6 +82,26 @@ struct Note: Codable, Equatable, Sendable {
         }
     }
 
+    /// A body over the request's `maximumBodyLength` fails the request, and the transfer stops;
+    /// one within it arrives whole.
+    @Test func aBodyOverTheRequestsMaximumLengthFailsAndOneWithinArrives() async throws {
+        try await Harness.with { (harness) async throws in
+            let error = await failure { () async throws(DataTransferError) in
+                _ = try await harness.transfer.request(
+                    Endpoint<Data>(
+                        path: "stream-bytes/\(8 << 20)", options: RequestOptions(maximumBodyLength: 65_536)))
+            }
+            guard case .networkFailure(.transport(let urlError))? = error else {
+                Issue.record("expected the body to be refused, got \(String(describing: error))")
+                return
+            }
+            #expect(urlError.code == .dataLengthExceedsMaximum)
+            let body = try await harness.transfer.request(
+                Endpoint<Data>(path: "stream-bytes/65536", options: RequestOptions(maximumBodyLength: 65_536)))
+            #expect(body == Data(TestReply.generatedBody(size: 65_536)))
+        }
+    }
+
     @Test func headRequestsSucceedWithoutABody() async throws {
         try await Harness.with { (harness) async throws in
             let response = try await harness.transfer.requestResponse(Endpoint<Empty>(path: "echo", method: .head))
