@@ -174,10 +174,11 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
     /// pipeline refuses a folder before sending; one may have been made there since).
     private static func place(_ source: URL, at destination: URL) throws {
         let manager = FileManager.default
-        if isFolder(destination) {
-            throw RequestValidationError.downloadDestinationIsAFolder(destination.path)
-        }
-        if manager.fileExists(atPath: destination.path) {
+        var isFolder: ObjCBool = false
+        if manager.fileExists(atPath: destination.path, isDirectory: &isFolder) {
+            guard !isFolder.boolValue else {
+                throw RequestValidationError.downloadDestinationIsAFolder(destination.path)
+            }
             try manager.removeItem(at: destination)
         }
         try manager.moveItem(at: source, to: destination)

@@ -18,6 +18,15 @@ import Testing
         return folder
     }
 
+    /// The outcome of downloading "the body" from a stub to `destination`.
+    private func download(to destination: URL) async throws -> Outcome {
+        let stub = URLProtocolStub { _ in .response(body: Data("the body".utf8)) }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
+        let (recorder, _) = send(
+            URLRequest(url: stub.baseURL), through: manager, options: RequestOptions(downloadDestination: destination))
+        return try #require(await recorder.first())
+    }
+
     /// With progress, the body is written part by part as it comes; without, a URLSession download
     /// task's file is moved into place.
     @Test(arguments: [false, true])
@@ -45,12 +54,7 @@ import Testing
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("note.txt")
-        let stub = URLProtocolStub { _ in .response(body: Data("the body".utf8)) }
-        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
-        let (recorder, _) = send(
-            URLRequest(url: stub.baseURL), through: manager,
-            options: RequestOptions(downloadDestination: file.appendingPathComponent("report.pdf")))
-        let outcome = try #require(await recorder.first())
+        let outcome = try await download(to: file.appendingPathComponent("report.pdf"))
         #expect(outcome.error != nil)
         #expect(try String(contentsOf: file, encoding: .utf8) == "keep me")
     }
@@ -59,11 +63,7 @@ import Testing
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("note.txt")
-        let stub = URLProtocolStub { _ in .response(body: Data("the body".utf8)) }
-        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
-        let (recorder, _) = send(
-            URLRequest(url: stub.baseURL), through: manager, options: RequestOptions(downloadDestination: file))
-        let outcome = try #require(await recorder.first())
+        let outcome = try await download(to: file)
         #expect(outcome.error == nil)
         let written = try String(contentsOf: file, encoding: .utf8)
         #expect(written == "the body")
