@@ -69,6 +69,10 @@ public struct RequestOptions: Sendable {
     /// expands a thousandfold included. A body saved to a file (``downloadDestination``) or
     /// streamed is not held, and not bounded by it; at most ``defaultMaximumBodyLength``.
     public var maximumBodyLength: Int
+    /// What the request carries from where it was made (see ``RequestContext``): values the
+    /// caller gives it here, to which a session manager adds what its monitors keep of the
+    /// caller's task when the request starts.
+    public var context = RequestContext()
     /// Whether the completion only hands the outcome on — resumes a Swift task — and runs none of
     /// the caller's code: a session manager may then complete a success on the thread the answer
     /// arrived on, as the task's resumption is a hop of its own. Strata's async methods set it.

@@ -71,10 +71,12 @@ public struct DefaultNetworkService: NetworkService {
             return send(endpoint, handsOff: handsOff, completion: completion)
         }
         let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
+        // Kept here, in the caller's task: the encoding queue has none of its task-local values.
+        let context = sessionManager.captureContext(endpoint.options.context)
         StrataQueue.make("Strata.NetworkService.encoding").async {
             // A request cancelled while it waited is neither encoded nor sent.
             guard !call.isCompleted else { return }
-            call.attach(send(endpoint, handsOff: handsOff) { call.complete($0) })
+            call.attach(send(endpoint, context: context, handsOff: handsOff) { call.complete($0) })
         }
         return call
     }
@@ -84,7 +86,8 @@ public struct DefaultNetworkService: NetworkService {
     /// A session manager completes exactly once, at once when cancelled (with
     /// `URLError.cancelled`, which maps to ``NetworkError/cancelled``): its handle is the caller's.
     private func send(
-        _ endpoint: any Requestable, handsOff: Bool, completion: @escaping CompletionHandler
+        _ endpoint: any Requestable, context: RequestContext? = nil, handsOff: Bool,
+        completion: @escaping CompletionHandler
     ) -> any NetworkCancellable {
         let request: URLRequest
         do {
@@ -96,6 +99,9 @@ public struct DefaultNetworkService: NetworkService {
         }
         var options = options(for: endpoint)
         options.handsOffCompletion = handsOff
+        if let context {
+            options.context = context
+        }
         return sessionManager.send(request, options: options) { outcome in
             completion(NetworkError.result(outcome))
         }
@@ -108,20 +114,27 @@ public struct DefaultNetworkService: NetworkService {
         let mapped = NetworkErrorMapping(receiver)
         guard endpoint.bodyEncoding.isSlowToEncode else { return startStream(endpoint, to: mapped) }
         let slot = ExchangeSlot()
+        let context = sessionManager.captureContext(endpoint.options.context)
         StrataQueue.make("Strata.NetworkService.encoding").async {
-            slot.set(startStream(endpoint, to: mapped))
+            slot.set(startStream(endpoint, context: context, to: mapped))
         }
         return slot
     }
 
-    private func startStream(_ endpoint: any Requestable, to receiver: NetworkErrorMapping) -> any ResponseExchange {
+    private func startStream(
+        _ endpoint: any Requestable, context: RequestContext? = nil, to receiver: NetworkErrorMapping
+    ) -> any ResponseExchange {
         let request: URLRequest
         do {
             request = try endpoint.urlRequest(with: configuration)
         } catch {
             return ResponsePlayback.start(head: nil, steps: [.fail(NetworkError(error))], to: receiver)
         }
-        return sessionManager.stream(request, options: options(for: endpoint), to: receiver)
+        var options = options(for: endpoint)
+        if let context {
+            options.context = context
+        }
+        return sessionManager.stream(request, options: options, to: receiver)
     }
 
     /// The endpoint's options, with the configuration's headers bound to its origin: a redirect

@@ -25,7 +25,17 @@ import StrataCore
 /// completion. A manager without monitors pays nothing for them. Hooks must return: events wait
 /// for the monitor before them, with what they carry (bodies included), so a monitor that never
 /// returns keeps every later event of its manager in memory.
+///
+/// **The caller's context.** One hook runs elsewhere: ``captureContext(into:)``, on the thread that
+/// starts the request, in the caller's task, before anything else. What monitors keep there — a
+/// trace context, a logger, any task-local value — is bound again (``/StrataCore/RequestContext``)
+/// around every other hook of that request, and around its adapters, retriers, redirect decisions
+/// and transport, so each sees the caller's task-local values as the caller had them.
 public protocol EventMonitor: Sendable {
+    /// A request is starting, on the caller's thread: keep in `context` what the request's code and
+    /// this monitor's hooks need of the caller's task (see ``/StrataCore/RequestContext``).
+    /// Values the caller put in the request's options are there already.
+    func captureContext(into context: inout RequestContext)
     /// A request was handed to the manager, as the caller made it.
     func requestCreated(_ request: URLRequest, id: RequestID)
     /// The adapters have run for an attempt (or for a redirect's next request).
@@ -44,6 +54,8 @@ public protocol EventMonitor: Sendable {
 }
 
 extension EventMonitor {
+    /// Keeps nothing.
+    public func captureContext(into context: inout RequestContext) {}
     /// Does nothing.
     public func requestCreated(_ request: URLRequest, id: RequestID) {}
     /// Does nothing.
@@ -135,12 +147,25 @@ struct EventMonitors: Sendable {
     /// Whether any monitor listens.
     var isEmpty: Bool { queue == nil }
 
-    /// Runs `event` for every monitor, in order, on the event queue.
-    func emit(_ event: @escaping @Sendable (any EventMonitor) -> Void) {
+    /// `context`, with what every monitor keeps of the calling task added, once.
+    func capture(into context: RequestContext) -> RequestContext {
+        guard !context.isCaptured else { return context }
+        var context = context
+        for monitor in monitors {
+            monitor.captureContext(into: &context)
+        }
+        context.isCaptured = true
+        return context
+    }
+
+    /// Runs `event` for every monitor, in order, on the event queue, inside `context`.
+    func emit(in context: RequestContext, _ event: @escaping @Sendable (any EventMonitor) -> Void) {
         guard let queue else { return }
         queue.async { [monitors] in
-            for monitor in monitors {
-                event(monitor)
+            context.run {
+                for monitor in monitors {
+                    event(monitor)
+                }
             }
         }
     }

@@ -58,9 +58,23 @@ public protocol NetworkSessionManager: Sendable {
         _ request: URLRequest, options: RequestOptions, to receiver: any ResponseReceiver
     )
         -> any ResponseExchange
+
+    /// `context` with what the manager keeps of the calling task for a request that starts here
+    /// (a ``SessionManager`` asks its monitors: ``EventMonitor/captureContext(into:)``). A manager
+    /// does this itself, on the thread that calls it; a caller that hops to another queue before
+    /// sending — a service encoding a large body — asks first and sends with the result in the
+    /// options, which the manager then keeps as it is.
+    ///
+    /// A manager that keeps nothing (a test double) gets a default that returns `context`.
+    func captureContext(_ context: RequestContext) -> RequestContext
 }
 
 extension NetworkSessionManager {
+    /// Returns `context` as it is.
+    public func captureContext(_ context: RequestContext) -> RequestContext {
+        context
+    }
+
     /// ``request(_:options:completion:)``, its report as an outcome.
     @discardableResult
     public func send(

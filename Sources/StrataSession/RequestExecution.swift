@@ -67,6 +67,8 @@ final class RequestExecution: Sendable {
     private let completesSuccessInline: Bool
     /// Where an accepted response goes as it comes, for a streamed request.
     private let stream: PipelineStream?
+    /// What the request keeps of its caller's context, bound again around the caller's code.
+    private let context: RequestContext
     private let state = Locked(State())
 
     init(
@@ -91,7 +93,11 @@ final class RequestExecution: Sendable {
         // The manager's chain, then the request's own interceptor, if it has one.
         self.interceptor =
             options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
-        let record = core.monitors.isEmpty ? nil : ExecutionRecord(original: request, monitors: core.monitors)
+        let context = core.monitors.capture(into: options.context)
+        self.context = context
+        let record =
+            core.monitors.isEmpty
+            ? nil : ExecutionRecord(original: request, monitors: core.monitors, context: context)
         self.record = record
         self.call = CancellableCompletion(cancelledWith: .cancelled) { outcome in
             record?.finished(outcome)
@@ -188,13 +194,15 @@ final class RequestExecution: Sendable {
     private func adapt(_ hop: Hop, step: Int) {
         // Only a redirect leads elsewhere than the caller addressed.
         let guarded = hop.redirects == 0 || isAddressed(hop.base.url) ? nil : core.redaction
-        interceptor.adapt(hop.base, guardingCredentialsWith: guarded) { [self] result in
-            guard consume(step) else { return }
-            switch result {
-            case .success(let request):
-                record?.adapted(request, attempt: state.withLock { $0.attempt })
-                send(request, hop: hop)
-            case .failure(let error): fail(error)
+        context.run {
+            interceptor.adapt(hop.base, guardingCredentialsWith: guarded) { [self] result in
+                guard consume(step) else { return }
+                switch result {
+                case .success(let request):
+                    record?.adapted(request, attempt: state.withLock { $0.attempt })
+                    send(request, hop: hop)
+                case .failure(let error): fail(error)
+                }
             }
         }
     }
@@ -257,7 +265,7 @@ final class RequestExecution: Sendable {
         let sending = TransportAttempt(
             request: adapted, uploadProgress: uploadProgress, bodyIsBoundForFile: download != nil,
             fileProgress: downloadProgress, bufferLimit: stream?.bufferLimit)
-        exchange.set(core.transport.send(sending, to: router))
+        exchange.set(context.run { core.transport.send(sending, to: router) })
         let sent: any NetworkCancellable = exchange
         let isCurrent = state.withLock { state -> Bool in
             guard state.step == step, !state.attemptEnded else { return false }
@@ -422,7 +430,9 @@ final class RequestExecution: Sendable {
             var next = try nextHop(after: hop, sent: request, response: response)
             let proposed = next.base.url
             // The policy decides with no lock held: it may start requests of its own.
-            guard let decided = decide(next.base, response) else { return finish(outcome, failure: failure) }
+            guard let decided = context.run({ decide(next.base, response) }) else {
+                return finish(outcome, failure: failure)
+            }
             next.base = decided
             if decided.url != proposed {
                 guard let url = decided.url else { throw RedirectError.invalidLocation("") }
@@ -566,6 +576,13 @@ final class RequestExecution: Sendable {
             attemptCount: state.withLock { $0.attempt },
             startDate: startDate
         )
+        context.run {
+            retry(failure, outcome: outcome, error: error)
+        }
+    }
+
+    /// Asks the retriers about `failure` (`outcome`, which failed with `error`), and acts as they decide.
+    private func retry(_ failure: RequestFailure, outcome: TransportOutcome, error: any Error) {
         interceptor.retry(failure) { [self] decision in
             guard !call.isCancelled else { return }
             switch decision {
@@ -622,20 +639,22 @@ private final class ExecutionRecord: Sendable {
     let id = RequestID.next()
     private let original: URLRequest
     private let monitors: EventMonitors
+    private let context: RequestContext
     private let createdAt = ContinuousClock.now
     private let state = Locked(State())
 
-    init(original: URLRequest, monitors: EventMonitors) {
+    init(original: URLRequest, monitors: EventMonitors, context: RequestContext) {
         self.original = original
         self.monitors = monitors
+        self.context = context
     }
 
     func created() {
-        monitors.emit { [original, id] in $0.requestCreated(original, id: id) }
+        monitors.emit(in: context) { [original, id] in $0.requestCreated(original, id: id) }
     }
 
     func adapted(_ request: URLRequest, attempt: Int) {
-        monitors.emit { [id] in $0.requestAdapted(request, id: id, attempt: attempt) }
+        monitors.emit(in: context) { [id] in $0.requestAdapted(request, id: id, attempt: attempt) }
     }
 
     /// - Returns: When `request` was handed to the transport.
@@ -644,22 +663,22 @@ private final class ExecutionRecord: Sendable {
             state.lastSent = request
             state.attempts = max(state.attempts, attempt)
         }
-        monitors.emit { [id] in $0.requestSent(request, id: id, attempt: attempt) }
+        monitors.emit(in: context) { [id] in $0.requestSent(request, id: id, attempt: attempt) }
         return .now
     }
 
     func received(_ outcome: TransportOutcome, for request: URLRequest, attempt: Int, sentAt: ContinuousClock.Instant) {
         let timing = AttemptTiming(attempt: attempt, sent: sentAt, duration: .now - sentAt)
         state.withLock { $0.exchanges.append(timing) }
-        monitors.emit { [id] in $0.responseReceived(outcome, for: request, id: id, timing: timing) }
+        monitors.emit(in: context) { [id] in $0.responseReceived(outcome, for: request, id: id, timing: timing) }
     }
 
     func redirected(_ response: HTTPURLResponse, to next: URLRequest) {
-        monitors.emit { [id] in $0.requestRedirected(response, to: next, id: id) }
+        monitors.emit(in: context) { [id] in $0.requestRedirected(response, to: next, id: id) }
     }
 
     func retrying(_ failure: RequestFailure, delay: TimeInterval) {
-        monitors.emit { [id] in $0.requestRetrying(failure, delay: delay, id: id) }
+        monitors.emit(in: context) { [id] in $0.requestRetrying(failure, delay: delay, id: id) }
     }
 
     func finished(_ outcome: TransportOutcome) {
@@ -669,7 +688,7 @@ private final class ExecutionRecord: Sendable {
                 RequestMetrics(exchanges: state.exchanges, attempts: state.attempts, duration: .now - createdAt)
             )
         }
-        monitors.emit { [id] in $0.requestFinished(outcome, for: request, id: id, metrics: metrics) }
+        monitors.emit(in: context) { [id] in $0.requestFinished(outcome, for: request, id: id, metrics: metrics) }
     }
 }
 

@@ -165,6 +165,12 @@ public final class SessionManager: NetworkSessionManager {
 }
 
 extension SessionManager {
+    /// `context` with what the manager's monitors keep of the calling task
+    /// (``EventMonitor/captureContext(into:)``), once: a context filled already is returned as it is.
+    public func captureContext(_ context: RequestContext) -> RequestContext {
+        core.monitors.capture(into: context)
+    }
+
     /// Sends `request` through the pipeline and hands its accepted response to `receiver` as it
     /// comes (see ``NetworkSessionManager/stream(_:options:to:)``). Until then it is a request like
     /// any other: adapted, redirected, validated and retried, within its `timeoutInterval`; after,
