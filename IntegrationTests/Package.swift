@@ -18,6 +18,8 @@ let package = Package(
     dependencies: [
         .package(name: "Strata", path: ".."),
         .package(name: "StrataAsyncHTTPClient", path: "../StrataAsyncHTTPClient"),
+        .package(name: "StrataObservability", path: "../StrataObservability"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -78,6 +80,9 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataTesting", package: "Strata"),
+                .product(name: "StrataObservability", package: "StrataObservability"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             swiftSettings: settings
         ),

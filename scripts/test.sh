@@ -9,7 +9,8 @@ step "Format (swift format lint --strict)"
 swift format lint --strict --recursive --parallel Package.swift Sources Tests IntegrationTests/Package.swift \
     IntegrationTests/Sources IntegrationTests/Tests Example/Package.swift Example/Sources Example/Tests \
     Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources \
-    StrataAsyncHTTPClient/Package.swift StrataAsyncHTTPClient/Sources StrataAsyncHTTPClient/Tests
+    StrataAsyncHTTPClient/Package.swift StrataAsyncHTTPClient/Sources StrataAsyncHTTPClient/Tests \
+    StrataObservability/Package.swift StrataObservability/Sources StrataObservability/Tests
 
 step "Module graph: the README's table of layers matches Package.swift"
 python3 scripts/check-module-graph.py
@@ -20,15 +21,20 @@ swift build -Xswiftc -warnings-as-errors --explicit-target-dependency-import-che
 step "Documentation: every product's DocC catalog, warnings as errors (toolchain docc, no plugin)"
 scripts/docs.sh
 
-# The packages that depend on Strata by path (StrataAsyncHTTPClient, IntegrationTests, Example)
+# The packages that depend on Strata by path (StrataAsyncHTTPClient, StrataObservability,
+# IntegrationTests, Example)
 # share one debug build directory, so that SwiftNIO and AsyncHTTPClient are compiled once for the
-# three of them instead of once each (five minutes apiece on 2 cores). Sanitized and release builds
+# four of them instead of once each (five minutes apiece on 2 cores). Sanitized and release builds
 # keep their own.
 dependents=.build-dependents
 
 step "StrataAsyncHTTPClient: its own package, built with warnings as errors, and its tests"
 swift build --package-path StrataAsyncHTTPClient --scratch-path $dependents --build-tests -Xswiftc -warnings-as-errors
 swift test --package-path StrataAsyncHTTPClient --scratch-path $dependents --skip-build
+
+step "StrataObservability: its own package, built with warnings as errors, and its tests"
+swift build --package-path StrataObservability --scratch-path $dependents --build-tests -Xswiftc -warnings-as-errors
+swift test --package-path StrataObservability --scratch-path $dependents --skip-build
 
 step "Unit tests"
 swift test -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error

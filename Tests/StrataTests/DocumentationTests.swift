@@ -3,8 +3,9 @@ import Testing
 
 /// Keeps the README and the DocC catalogs honest: every ```swift block (but Package.swift fragments)
 /// must appear, line for line, in ReadmeSnippets.swift or DocumentationSnippets.swift, which the test
-/// target compiles, or — for the README's blocks on AsyncHTTPClient — in the ReadmeSnippets.swift of
-/// the StrataAsyncHTTPClient package's tests, which that package compiles.
+/// target compiles, or — for the README's blocks on AsyncHTTPClient and on observability — in the
+/// ReadmeSnippets.swift of the StrataAsyncHTTPClient or StrataObservability package's tests, which
+/// that package compiles.
 @Suite struct DocumentationTests {
     private static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -36,6 +37,7 @@ import Testing
         let files = [
             "Tests/StrataTests/ReadmeSnippets.swift", "Tests/StrataTests/DocumentationSnippets.swift",
             "StrataAsyncHTTPClient/Tests/StrataAsyncHTTPClientTests/ReadmeSnippets.swift",
+            "StrataObservability/Tests/StrataObservabilityTests/ReadmeSnippets.swift",
         ]
         return files.flatMap { path in
             lines((try? String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)) ?? "")

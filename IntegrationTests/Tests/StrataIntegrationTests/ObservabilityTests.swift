@@ -1,0 +1,53 @@
+import Foundation
+import InMemoryLogging
+import Logging
+import Strata
+import StrataObservability
+import StrataTestServer
+import StrataTestTransports
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Strata's observability over the transport of this run, against the loopback server.
+@Suite struct ObservabilityTests {
+    @Test func theLoggingMonitorLogsEveryStepWithoutACredential() async throws {
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .trace
+        let logger = Logger(label: "strata.integration") { _ in handler }
+        let server = try await TestServer.start()
+        defer { Task { try? await server.shutdown() } }
+        let manager = SessionManager.underTest(
+            retriers: [RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)],
+            monitors: [LoggingMonitor(logger: logger)])
+        let service = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL), sessionManager: manager),
+            completionQueue: DispatchQueue(label: "completions"))
+        let key = UUID().uuidString
+        // A 503 with `Retry-After: 0`, then the answer after a redirect.
+        let endpoint = Endpoint<Void>(
+            path: "redirect/302",
+            headerParameters: ["Authorization": "Bearer s3cr3t-token"],
+            queryParameters: [
+                "to": .string("/retry-after/503?key=\(key)&failures=1&seconds=0"), "api_key": "s3cr3t-query",
+            ])
+        try await service.request(endpoint)
+        for _ in 0..<400 where !handler.entries.contains(where: { "\($0.message)" == "request finished" }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let entries = handler.entries
+        #expect(
+            entries.map { "\($0.level) \($0.message)" } == [
+                "trace sending request", "debug following redirect", "trace sending request", "info retrying request",
+                "trace sending request", "debug following redirect", "trace sending request", "debug request finished",
+            ], "\(TestTransport.current)")
+        #expect(entries.last?.metadata["http.response.status_code"] == "200")
+        #expect(entries.last?.metadata["strata.attempts"] == "2")
+        let written = entries.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+        #expect(!written.contains("s3cr3t"), "\(written)")
+    }
+}

@@ -1,0 +1,45 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Strata in the server-side Swift ecosystem's observability: logging through swift-log. Its own
+// package, so the framework itself keeps no dependencies; it depends on Strata by path.
+
+let settings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "StrataObservability",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "StrataObservability", targets: ["StrataObservability"])
+    ],
+    dependencies: [
+        .package(name: "Strata", path: ".."),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "StrataObservability",
+            dependencies: [
+                .product(name: "StrataCore", package: "Strata"),
+                .product(name: "StrataSession", package: "Strata"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: settings
+        ),
+        .testTarget(
+            name: "StrataObservabilityTests",
+            dependencies: [
+                "StrataObservability",
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataTesting", package: "Strata"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
+            swiftSettings: settings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

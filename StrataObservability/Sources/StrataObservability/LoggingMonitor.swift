@@ -1,0 +1,145 @@
+import Foundation
+import Logging
+import StrataCore
+import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An event monitor that logs every request through a swift-log `Logger`: the manager's, or the
+/// one a request names in its options (``StrataCore/RequestOptions/logger``).
+///
+/// It logs as swift-log asks of a library: nothing above `debug` for a request that went as
+/// planned, `info` only for what the caller is not told otherwise (a retry), nothing above `info`
+/// ever. Each line carries the request's identity and outcome as metadata, with the names
+/// OpenTelemetry gives them — `http.request.method`, `url.full` (redacted), `http.response.status_code`,
+/// `error.type` — and Strata's own `strata.request.id`, `strata.attempt`, `strata.attempts` and
+/// `strata.duration`. No credential reaches a line: the URL's query values and user information
+/// go through the manager's ``StrataCore/Redaction``, no header is logged, and an error is logged
+/// by its type and code only (its description may quote what the server or the caller sent).
+///
+/// | Event | Level | Message |
+/// | --- | --- | --- |
+/// | sent, each attempt and redirect | `trace` | `sending request` |
+/// | redirect followed | `debug` | `following redirect` |
+/// | retry decided | `info` | `retrying request` |
+/// | finished | `debug` | `request finished` or `request failed` |
+///
+/// ```swift
+/// let manager = SessionManager(monitors: [LoggingMonitor(logger: logger)])
+/// ```
+///
+/// Lines are written from the manager's event queue, with the values the caller's task had bound
+/// when the request started bound again — so a metadata provider that reads a task-local (a trace
+/// context) adds it as if the line were written by the caller.
+public struct LoggingMonitor: EventMonitor {
+    /// The logger of every request that names none.
+    public let logger: Logger
+    /// What the URLs logged hide.
+    public let redaction: Redaction
+
+    /// Creates a monitor.
+    /// - Parameters:
+    ///   - logger: The logger of every request that names none in its options.
+    ///   - redaction: What the URLs logged hide: the query values it names secret. By default
+    ///     ``StrataCore/Redaction/standard``.
+    public init(logger: Logger, redaction: Redaction = .standard) {
+        self.logger = logger
+        self.redaction = redaction
+    }
+
+    /// Binds the request's logger — its own, or this monitor's — as `Logger.current` for the hooks
+    /// of the request (and its adapters, retriers and transport).
+    public func captureContext(into context: inout RequestContext) {
+        let logger = context[RequestLoggerKey.self] ?? logger
+        context.rebinding { body in withLogger(logger) { _ in body() } }
+    }
+
+    /// Logs each request handed to the transport, at `trace`.
+    public func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
+        let logger = Logger.current
+        guard logger.logLevel <= .trace else { return }
+        var metadata = metadata(for: request, id: id)
+        metadata["strata.attempt"] = "\(attempt)"
+        logger.trace("sending request", metadata: metadata)
+    }
+
+    /// Logs a redirect followed, at `debug`.
+    public func requestRedirected(_ response: HTTPURLResponse, to next: URLRequest, id: RequestID) {
+        let logger = Logger.current
+        guard logger.logLevel <= .debug else { return }
+        var metadata = metadata(for: next, id: id)
+        metadata["http.response.status_code"] = "\(response.statusCode)"
+        logger.debug("following redirect", metadata: metadata)
+    }
+
+    /// Logs a retry, at `info`: the one thing the caller is not told of otherwise.
+    public func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID) {
+        let logger = Logger.current
+        guard logger.logLevel <= .info else { return }
+        var metadata = metadata(for: failure.request, id: id)
+        metadata["strata.attempt"] = "\(failure.attemptCount)"
+        metadata["strata.retry.delay"] = "\(delay)"
+        metadata["error.type"] = .string(Self.errorType(failure.error))
+        if let status = failure.response?.statusCode {
+            metadata["http.response.status_code"] = "\(status)"
+        }
+        logger.info("retrying request", metadata: metadata)
+    }
+
+    /// Logs the end of a request, at `debug`, success or failure: either way the caller is told.
+    public func requestFinished(
+        _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
+    ) {
+        let logger = Logger.current
+        guard logger.logLevel <= .debug else { return }
+        var metadata = metadata(for: request, id: id)
+        metadata["strata.attempts"] = "\(metrics.attempts)"
+        metadata["strata.duration"] = "\(metrics.duration)"
+        if let status = outcome.head?.statusCode {
+            metadata["http.response.status_code"] = "\(status)"
+        }
+        if outcome.isFromCache {
+            metadata["strata.cache"] = "hit"
+        }
+        if let error = outcome.error {
+            metadata["error.type"] = .string(Self.errorType(error))
+            logger.debug("request failed", metadata: metadata)
+        } else {
+            logger.debug("request finished", metadata: metadata)
+        }
+    }
+
+    private func metadata(for request: URLRequest, id: RequestID) -> Logger.Metadata {
+        [
+            "strata.request.id": "\(id.rawValue)",
+            "http.request.method": .string(request.httpMethod ?? "GET"),
+            "url.full": .string(request.url.map { redaction.redact($0) } ?? ""),
+        ]
+    }
+
+    /// What kind of error `error` is, in words that quote nothing it carries: a `URLError`'s code,
+    /// a status, or the error's type (and case, for an enumeration without payload).
+    static func errorType(_ error: any Error) -> String {
+        switch error {
+        case let error as URLError: return "URLError(\(error.code.rawValue))"
+        case SessionError.unacceptableStatusCode(let status): return "\(status)"
+        default: return String(reflecting: type(of: error))
+        }
+    }
+}
+
+/// The key of a request's own logger in its ``StrataCore/RequestContext``.
+enum RequestLoggerKey: RequestContextKey {
+    typealias Value = Logger
+}
+
+extension RequestOptions {
+    /// The logger a ``LoggingMonitor`` logs this request to, instead of its own; `nil` for the
+    /// monitor's.
+    public var logger: Logger? {
+        get { context[RequestLoggerKey.self] }
+        set { context[RequestLoggerKey.self] = newValue }
+    }
+}
