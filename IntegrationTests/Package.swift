@@ -20,6 +20,7 @@ let package = Package(
         .package(name: "StrataAsyncHTTPClient", path: "../StrataAsyncHTTPClient"),
         .package(name: "StrataObservability", path: "../StrataObservability"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -83,6 +84,8 @@ let package = Package(
                 .product(name: "StrataObservability", package: "StrataObservability"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: settings
         ),

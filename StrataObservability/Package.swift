@@ -1,8 +1,9 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Strata in the server-side Swift ecosystem's observability: logging through swift-log. Its own
-// package, so the framework itself keeps no dependencies; it depends on Strata by path.
+// Strata in the server-side Swift ecosystem's observability: logging through swift-log, metrics
+// through swift-metrics. Its own package, so the framework itself keeps no dependencies; it depends
+// on Strata by path.
 
 let settings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -18,6 +19,7 @@ let package = Package(
     dependencies: [
         .package(name: "Strata", path: ".."),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -26,6 +28,7 @@ let package = Package(
                 .product(name: "StrataCore", package: "Strata"),
                 .product(name: "StrataSession", package: "Strata"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: settings
         ),
@@ -37,6 +40,8 @@ let package = Package(
                 .product(name: "StrataTesting", package: "Strata"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: settings
         ),

@@ -1,6 +1,8 @@
+import CoreMetrics
 import Foundation
 import InMemoryLogging
 import Logging
+import MetricsTestKit
 import Strata
 import StrataObservability
 import StrataTestServer
@@ -49,5 +51,46 @@ import Testing
         #expect(entries.last?.metadata["strata.attempts"] == "2")
         let written = entries.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
         #expect(!written.contains("s3cr3t"), "\(written)")
+    }
+
+    @Test func theMetricsMonitorsTotalsMatchTheRequestsSentAtOnce() async throws {
+        let metrics = TestMetrics()
+        let server = try await TestServer.start()
+        defer { Task { try? await server.shutdown() } }
+        let manager = SessionManager.underTest(monitors: [MetricsMonitor(factory: metrics)])
+        let service = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL), sessionManager: manager),
+            completionQueue: DispatchQueue(label: "completions"))
+        // 40 at once: 30 answered 200, 10 answered 500.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let endpoint = Endpoint<Void>(path: index < 30 ? "echo/\(index)" : "status/500")
+                    _ = try? await service.request(endpoint)
+                }
+            }
+            try await group.waitForAll()
+        }
+        for _ in 0..<400 where metrics.counterTotal(label: "http.client.requests") < 40 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let host = try #require(server.baseURL.host)
+        let get: [(String, String)] = [("http.request.method", "GET"), ("server.address", host)]
+        #expect(metrics.counterTotal(label: "http.client.requests") == 40)
+        #expect(
+            metrics.counterTotal(
+                label: "http.client.requests", dimensions: get + [("http.response.status_class", "2xx")]) == 30)
+        #expect(
+            metrics.counterTotal(
+                label: "http.client.requests", dimensions: get + [("http.response.status_class", "5xx")]) == 10)
+        #expect(metrics.counterTotal(label: "http.client.failures", dimensions: get + [("error.type", "status")]) == 10)
+        #expect(
+            try metrics.expectTimer("http.client.request.duration", get + [("http.response.status_class", "2xx")])
+                .values.count == 30)
+        let meter = try metrics.expectMeter("http.client.active_requests", get)
+        #expect(meter.lastValue == 0)
+        #expect(meter.values.count == 80)
     }
 }

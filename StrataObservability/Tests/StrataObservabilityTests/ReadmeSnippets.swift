@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import Strata
@@ -21,6 +22,11 @@ enum ReadmeObservability {
     static func managerLogger(_ logger: Logger) -> SessionManager {
         let manager = SessionManager(monitors: [LoggingMonitor(logger: logger)])
         return manager
+    }
+
+    static func metrics() -> SessionManager {
+        let measured = SessionManager(monitors: [MetricsMonitor(factory: MetricsSystem.factory)])
+        return measured
     }
 
     static func requestLogger(_ requestLogger: Logger) -> Endpoint<Void> {

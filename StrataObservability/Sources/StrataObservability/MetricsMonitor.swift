@@ -1,0 +1,143 @@
+import CoreMetrics
+import Foundation
+import StrataCore
+import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An event monitor that counts and times every request through swift-metrics.
+///
+/// | Metric | Kind | Dimensions |
+/// | --- | --- | --- |
+/// | `http.client.requests` | counter, one per request finished | method, status class, host |
+/// | `http.client.request.duration` | timer, from start to end, retries and redirects included | method, status class, host |
+/// | `http.client.failures` | counter, one per request failed | method, host, `error.type` |
+/// | `http.client.retries` | counter, one per retry decided | method, host |
+/// | `http.client.active_requests` | meter, up as a request starts and down as it ends | method, host |
+///
+/// The dimensions keep the number of series small whatever the requests are: `http.request.method`
+/// (a method outside RFC 9110's and PATCH is `_OTHER`), `http.response.status_class` (`2xx` …
+/// `5xx`, or `none` when no response came), `server.address` (the host the caller addressed,
+/// never a path or a query) and `error.type`, one of a few kinds (see ``failureKind(of:)``).
+///
+/// ```swift
+/// let manager = SessionManager(monitors: [MetricsMonitor(factory: MetricsSystem.factory)])
+/// ```
+public struct MetricsMonitor: EventMonitor {
+    /// Where the metrics are made.
+    public let factory: any MetricsFactory
+    /// The dimensions of each request in flight, taken as it started: its end decrements what its
+    /// start incremented, wherever redirects took it.
+    private let started = InFlight()
+
+    /// Creates a monitor.
+    /// - Parameter factory: Where the metrics are made; by default the process's
+    ///   (`MetricsSystem.factory`, set by `MetricsSystem.bootstrap`).
+    public init(factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
+    }
+
+    /// Counts the request in flight.
+    public func requestCreated(_ request: URLRequest, id: RequestID) {
+        let dimensions = Dimensions(request)
+        started.insert(dimensions, for: id)
+        Meter(label: "http.client.active_requests", dimensions: dimensions.target, factory: factory).increment()
+    }
+
+    /// Counts a retry.
+    public func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID) {
+        let dimensions = started.dimensions(of: id) ?? Dimensions(failure.request)
+        Counter(label: "http.client.retries", dimensions: dimensions.target, factory: factory).increment()
+    }
+
+    /// Counts and times the request, and its failure if it failed.
+    public func requestFinished(
+        _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
+    ) {
+        let dimensions = started.remove(id) ?? Dimensions(request)
+        Meter(label: "http.client.active_requests", dimensions: dimensions.target, factory: factory).decrement()
+        let statusClass = outcome.head.map { "\($0.statusCode / 100)xx" } ?? "none"
+        let answered = dimensions.target + [("http.response.status_class", statusClass)]
+        Counter(label: "http.client.requests", dimensions: answered, factory: factory).increment()
+        let (seconds, attoseconds) = metrics.duration.components
+        CoreMetrics.Timer(label: "http.client.request.duration", dimensions: answered, factory: factory)
+            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        if let error = outcome.error {
+            Counter(
+                label: "http.client.failures",
+                dimensions: dimensions.target + [("error.type", Self.failureKind(of: error))],
+                factory: factory
+            ).increment()
+        }
+    }
+
+    /// The kind of a failure, one of a few: `status` (an unacceptable status), `timeout`,
+    /// `cancelled`, `connection` (no connection, or one lost), `tls`, `bad_response`, `too_large`,
+    /// `transport` (any other `URLError`), `invalid_request`, `redirect`, `stream`, `other`.
+    public static func failureKind(of error: any Error) -> String {
+        switch error {
+        case SessionError.unacceptableStatusCode: return "status"
+        case is SessionError: return "bad_response"
+        case is RequestValidationError: return "invalid_request"
+        case is RedirectError: return "redirect"
+        case is ServerTrustError: return "tls"
+        case is StreamError: return "stream"
+        case let error as URLError:
+            switch error.code {
+            case .timedOut: return "timeout"
+            case .cancelled: return "cancelled"
+            case .cannotConnectToHost, .networkConnectionLost, .notConnectedToInternet, .cannotFindHost,
+                .dnsLookupFailed:
+                return "connection"
+            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+                .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
+                return "tls"
+            case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
+                return "bad_response"
+            case .dataLengthExceedsMaximum: return "too_large"
+            default: return "transport"
+            }
+        default: return "other"
+        }
+    }
+}
+
+/// A request's dimensions, as it started.
+private struct Dimensions: Sendable {
+    let target: [(String, String)]
+
+    init(_ request: URLRequest) {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        target = [
+            ("http.request.method", Self.knownMethods.contains(method) ? method : "_OTHER"),
+            ("server.address", request.url?.host?.lowercased() ?? ""),
+        ]
+    }
+
+    /// RFC 9110's methods and PATCH; any other is `_OTHER`, as OpenTelemetry asks, so that a
+    /// caller's custom methods cannot multiply the series.
+    private static let knownMethods: Set<String> = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ]
+}
+
+/// The dimensions of the requests in flight, by request; a monitor may serve several managers, so
+/// its hooks may run on several queues at once.
+private final class InFlight: @unchecked Sendable {  // Sendable: `lock` guards `requests`.
+    private let lock = NSLock()
+    private var requests: [RequestID: Dimensions] = [:]
+
+    func insert(_ dimensions: Dimensions, for id: RequestID) {
+        lock.withLock { requests[id] = dimensions }
+    }
+
+    func dimensions(of id: RequestID) -> Dimensions? {
+        lock.withLock { requests[id] }
+    }
+
+    func remove(_ id: RequestID) -> Dimensions? {
+        lock.withLock { requests.removeValue(forKey: id) }
+    }
+}

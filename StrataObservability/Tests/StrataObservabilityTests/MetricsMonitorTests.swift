@@ -1,0 +1,104 @@
+import CoreMetrics
+import Foundation
+import MetricsTestKit
+import Strata
+import StrataObservability
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite struct MetricsMonitorTests {
+    private let stub = URLProtocolStub { request in
+        switch request.url?.path {
+        case "/busy": .response(statusCode: 503, headers: ["Retry-After": "0"])
+        case "/missing": .response(statusCode: 404)
+        case "/away": .response(statusCode: 302, headers: ["Location": "https://elsewhere.strata.test/landing"])
+        default: .response(statusCode: 200, body: Data("{}".utf8))
+        }
+    }
+
+    private func service(_ metrics: TestMetrics) -> DefaultDataTransferService {
+        let manager = SessionManager(
+            configuration: stub.makeSessionConfiguration(),
+            retriers: [RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)],
+            monitors: [MetricsMonitor(factory: metrics)])
+        return DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: stub.baseURL), sessionManager: manager),
+            completionQueue: DispatchQueue(label: "completions"))
+    }
+
+    /// Waits until `metrics` has counted `count` requests, for the monitor's queue to catch up.
+    private func settle(_ metrics: TestMetrics, count: Int64) async throws {
+        for _ in 0..<400 where metrics.counterTotal(label: "http.client.requests") < count {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+
+    @Test func theTotalsMatchTheRequestsSentWithLowCardinalityDimensions() async throws {
+        let metrics = TestMetrics()
+        let service = service(metrics)
+        let host = stub.host
+        for id in 0..<5 {
+            try await service.request(Endpoint<Void>(path: "items/\(id)", queryParameters: ["q": .string("\(id)")]))
+        }
+        await #expect(throws: DataTransferError.self) { try await service.request(Endpoint<Void>(path: "missing")) }
+        await #expect(throws: DataTransferError.self) { try await service.request(Endpoint<Void>(path: "busy")) }
+        try await service.request(Endpoint<Void>(path: "items", method: HTTPMethod(rawValue: "PURGE")))
+        try await settle(metrics, count: 8)
+
+        #expect(metrics.counterTotal(label: "http.client.requests") == 8)
+        let ok: [(String, String)] = [
+            ("http.request.method", "GET"), ("server.address", host), ("http.response.status_class", "2xx"),
+        ]
+        #expect(metrics.counterTotal(label: "http.client.requests", dimensions: ok) == 5)
+        #expect(try metrics.expectTimer("http.client.request.duration", ok).values.count == 5)
+        #expect(
+            metrics.counterTotal(
+                label: "http.client.requests",
+                dimensions: [
+                    ("http.request.method", "_OTHER"), ("server.address", host), ("http.response.status_class", "2xx"),
+                ]) == 1)
+        let get: [(String, String)] = [("http.request.method", "GET"), ("server.address", host)]
+        #expect(metrics.counterTotal(label: "http.client.failures", dimensions: get + [("error.type", "status")]) == 2)
+        #expect(metrics.counterTotal(label: "http.client.retries") == 1)
+        #expect(metrics.counterTotal(label: "http.client.retries", dimensions: get) == 1)
+        // No series names a path or a query.
+        let series = metrics.counters.map { "\($0.label) \($0.dimensions)" } + metrics.timers.map { "\($0.dimensions)" }
+        #expect(!series.contains { $0.contains("items") || $0.contains("q=") }, "\(series)")
+        // Every request that started has ended.
+        #expect(try metrics.expectMeter("http.client.active_requests", get).lastValue == 0)
+    }
+
+    @Test func aRequestInFlightIsCountedUntilItEndsWhereverItWasRedirected() async throws {
+        let metrics = TestMetrics()
+        let service = service(metrics)
+        // The redirect leads to a host no stub answers: the request fails there, but its start and its
+        // end are counted under the host the caller addressed.
+        await #expect(throws: DataTransferError.self) { try await service.request(Endpoint<Void>(path: "away")) }
+        try await settle(metrics, count: 1)
+        let addressed: [(String, String)] = [("http.request.method", "GET"), ("server.address", stub.host)]
+        let meter = try metrics.expectMeter("http.client.active_requests", addressed)
+        #expect(meter.values == [1, 0])
+        #expect(
+            metrics.counterTotal(label: "http.client.failures", dimensions: addressed + [("error.type", "connection")])
+                == 1)
+    }
+
+    @Test(arguments: [
+        (URLError(.timedOut) as any Error, "timeout"), (URLError(.cancelled), "cancelled"),
+        (URLError(.networkConnectionLost), "connection"), (URLError(.serverCertificateUntrusted), "tls"),
+        (URLError(.dataLengthExceedsMaximum), "too_large"), (URLError(.unknown), "transport"),
+        (SessionError.unacceptableStatusCode(500), "status"),
+        (SessionError.incompleteBody(expected: 2, received: 1), "bad_response"),
+        (RequestValidationError.missingURL, "invalid_request"), (RedirectError.bodyNotReplayable, "redirect"),
+        (CocoaError(.fileNoSuchFile), "other"),
+    ])
+    func aFailureHasOneOfAFewKinds(error: any Error, kind: String) {
+        #expect(MetricsMonitor.failureKind(of: error) == kind)
+    }
+}
