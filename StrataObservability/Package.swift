@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Strata in the server-side Swift ecosystem's observability: logging through swift-log, metrics
-// through swift-metrics. Its own package, so the framework itself keeps no dependencies; it depends
+// through swift-metrics, tracing through swift-distributed-tracing. Its own package, so the framework itself keeps no dependencies; it depends
 // on Strata by path.
 
 let settings: [SwiftSetting] = [
@@ -20,6 +20,7 @@ let package = Package(
         .package(name: "Strata", path: ".."),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
         .target(
@@ -29,6 +30,7 @@ let package = Package(
                 .product(name: "StrataSession", package: "Strata"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: settings
         ),
@@ -42,6 +44,8 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: settings
         ),

@@ -36,6 +36,11 @@ public protocol EventMonitor: Sendable {
     /// this monitor's hooks need of the caller's task (see ``/StrataCore/RequestContext``).
     /// Values the caller put in the request's options are there already.
     func captureContext(into context: inout RequestContext)
+    /// A request is starting: called once per request, on the thread that starts it, with what the
+    /// monitors kept of the caller's task bound, before its adapters run; ``requestFinished(_:for:id:metrics:)``
+    /// follows exactly once. What a monitor adds to `context` here — the context of a span it
+    /// opened for the request — is bound, inside what was kept, around the request's code and hooks.
+    func requestStarting(_ request: URLRequest, id: RequestID, context: inout RequestContext)
     /// A request was handed to the manager, as the caller made it.
     func requestCreated(_ request: URLRequest, id: RequestID)
     /// The adapters have run for an attempt (or for a redirect's next request).
@@ -56,6 +61,8 @@ public protocol EventMonitor: Sendable {
 extension EventMonitor {
     /// Keeps nothing.
     public func captureContext(into context: inout RequestContext) {}
+    /// Adds nothing.
+    public func requestStarting(_ request: URLRequest, id: RequestID, context: inout RequestContext) {}
     /// Does nothing.
     public func requestCreated(_ request: URLRequest, id: RequestID) {}
     /// Does nothing.
@@ -156,6 +163,17 @@ struct EventMonitors: Sendable {
         }
         context.isCaptured = true
         return context
+    }
+
+    /// `context` with what every monitor adds for request `id`, which starts now; run inside `context`.
+    func starting(_ request: URLRequest, id: RequestID, in context: RequestContext) -> RequestContext {
+        var started = context
+        context.run {
+            for monitor in monitors {
+                monitor.requestStarting(request, id: id, context: &started)
+            }
+        }
+        return started
     }
 
     /// Runs `event` for every monitor, in order, on the event queue, inside `context`.

@@ -93,11 +93,17 @@ final class RequestExecution: Sendable {
         // The manager's chain, then the request's own interceptor, if it has one.
         self.interceptor =
             options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
-        let context = core.monitors.capture(into: options.context)
+        var context = core.monitors.capture(into: options.context)
+        let record: ExecutionRecord?
+        if core.monitors.isEmpty {
+            record = nil
+        } else {
+            // Started here, on the caller's thread: a span a monitor opens is the child of the caller's.
+            let id = RequestID.next()
+            context = core.monitors.starting(request, id: id, in: context)
+            record = ExecutionRecord(id: id, original: request, monitors: core.monitors, context: context)
+        }
         self.context = context
-        let record =
-            core.monitors.isEmpty
-            ? nil : ExecutionRecord(original: request, monitors: core.monitors, context: context)
         self.record = record
         self.call = CancellableCompletion(cancelledWith: .cancelled) { outcome in
             record?.finished(outcome)
@@ -636,14 +642,15 @@ private final class ExecutionRecord: Sendable {
         var exchanges: [AttemptTiming] = []
     }
 
-    let id = RequestID.next()
+    let id: RequestID
     private let original: URLRequest
     private let monitors: EventMonitors
     private let context: RequestContext
     private let createdAt = ContinuousClock.now
     private let state = Locked(State())
 
-    init(original: URLRequest, monitors: EventMonitors, context: RequestContext) {
+    init(id: RequestID, original: URLRequest, monitors: EventMonitors, context: RequestContext) {
+        self.id = id
         self.original = original
         self.monitors = monitors
         self.context = context

@@ -205,3 +205,91 @@ private struct TenantRetrier: RequestRetrier {
         }
     }
 }
+
+/// What a monitor opens as a request starts — a span — is the request's for the rest of its life:
+/// started once, on the caller's thread, inside what the monitors kept, and seen by every step.
+@Suite struct RequestStartingTests {
+    private enum Span {
+        @TaskLocal static var current: String?
+    }
+
+    private final class SpanMonitor: EventMonitor {
+        private let seen = Locked<[String]>([])
+        var log: [String] { seen.value }
+
+        func note(_ event: String) {
+            seen.withLock { $0.append("\(event): \(Span.current ?? "-") in \(Tenant.current ?? "-")") }
+        }
+
+        func captureContext(into context: inout RequestContext) {
+            guard let tenant = Tenant.current else { return }
+            context.rebinding { body in Tenant.$current.withValue(tenant, operation: body) }
+        }
+
+        func requestStarting(_ request: URLRequest, id: RequestID, context: inout RequestContext) {
+            note("starting")
+            let span = "span \(id.rawValue)"
+            context.rebinding { body in Span.$current.withValue(span, operation: body) }
+        }
+
+        func requestFinished(
+            _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
+        ) {
+            note("finished")
+        }
+    }
+
+    private struct SpanAdapter: RequestAdapter {
+        let monitor: SpanMonitor
+        func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+            monitor.note("adapter")
+            completion(.success(request))
+        }
+    }
+
+    @Test func aRequestStartsOnceInsideTheCallersContextAndEveryStepSeesWhatItAdded() async throws {
+        let calls = Locked(0)
+        let stub = URLProtocolStub { _ in
+            calls.withLock {
+                $0 += 1; return $0
+            } == 1 ? .response(statusCode: 503) : .response(statusCode: 200)
+        }
+        let monitor = SpanMonitor()
+        let manager = SessionManager(
+            configuration: stub.makeSessionConfiguration(), adapters: [SpanAdapter(monitor: monitor)],
+            retriers: [TenantRetrier(monitor: TenantMonitor())], monitors: [monitor])
+        let recorder = CompletionRecorder<Outcome>()
+        DispatchQueue(label: "caller").async {
+            Tenant.$current.withValue("acme") {
+                _ = manager.request(URLRequest(url: stub.baseURL), options: RequestOptions()) {
+                    recorder.record(($0, $1, $2))
+                }
+            }
+        }
+        #expect(try #require(await recorder.first()).error == nil)
+        for _ in 0..<400 where !monitor.log.contains(where: { $0.hasPrefix("finished") }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let log = monitor.log
+        #expect(log.first == "starting: - in acme", "\(log)")
+        #expect(log.dropFirst().allSatisfy { $0.contains(": span ") && $0.hasSuffix(" in acme") }, "\(log)")
+        #expect(log.filter { $0.hasPrefix("adapter") }.count == 2)
+        #expect(log.filter { $0.hasPrefix("starting") }.count == 1)
+        #expect(log.last?.hasPrefix("finished") == true)
+    }
+
+    @Test func aRequestCancelledBeforeItsAdapterAnswersStillFinishesOnce() async throws {
+        let stub = URLProtocolStub { _ in .response(statusCode: 200) }
+        let monitor = SpanMonitor()
+        let manager = SessionManager(configuration: stub.makeSessionConfiguration(), monitors: [monitor])
+        for _ in 0..<50 {
+            manager.request(URLRequest(url: stub.baseURL), options: RequestOptions()) { _, _, _ in }.cancel()
+        }
+        for _ in 0..<400 where monitor.log.filter({ $0.hasPrefix("finished") }).count < 50 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(monitor.log.filter { $0.hasPrefix("starting") }.count == 50)
+        #expect(monitor.log.filter { $0.hasPrefix("finished") }.count == 50)
+    }
+}

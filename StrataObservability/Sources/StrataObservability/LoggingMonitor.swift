@@ -81,7 +81,7 @@ public struct LoggingMonitor: EventMonitor {
         var metadata = metadata(for: failure.request, id: id)
         metadata["strata.attempt"] = "\(failure.attemptCount)"
         metadata["strata.retry.delay"] = "\(delay)"
-        metadata["error.type"] = .string(Self.errorType(failure.error))
+        metadata["error.type"] = .string(Attributes.errorType(failure.error))
         if let status = failure.response?.statusCode {
             metadata["http.response.status_code"] = "\(status)"
         }
@@ -104,7 +104,7 @@ public struct LoggingMonitor: EventMonitor {
             metadata["strata.cache"] = "hit"
         }
         if let error = outcome.error {
-            metadata["error.type"] = .string(Self.errorType(error))
+            metadata["error.type"] = .string(Attributes.errorType(error))
             logger.debug("request failed", metadata: metadata)
         } else {
             logger.debug("request finished", metadata: metadata)
@@ -117,16 +117,6 @@ public struct LoggingMonitor: EventMonitor {
             "http.request.method": .string(request.httpMethod ?? "GET"),
             "url.full": .string(request.url.map { redaction.redact($0) } ?? ""),
         ]
-    }
-
-    /// What kind of error `error` is, in words that quote nothing it carries: a `URLError`'s code,
-    /// a status, or the error's type (and case, for an enumeration without payload).
-    static func errorType(_ error: any Error) -> String {
-        switch error {
-        case let error as URLError: return "URLError(\(error.code.rawValue))"
-        case SessionError.unacceptableStatusCode(let status): return "\(status)"
-        default: return String(reflecting: type(of: error))
-        }
     }
 }
 

@@ -109,18 +109,11 @@ private struct Dimensions: Sendable {
     let target: [(String, String)]
 
     init(_ request: URLRequest) {
-        let method = (request.httpMethod ?? "GET").uppercased()
         target = [
-            ("http.request.method", Self.knownMethods.contains(method) ? method : "_OTHER"),
+            ("http.request.method", Attributes.method(of: request)),
             ("server.address", request.url?.host?.lowercased() ?? ""),
         ]
     }
-
-    /// RFC 9110's methods and PATCH; any other is `_OTHER`, as OpenTelemetry asks, so that a
-    /// caller's custom methods cannot multiply the series.
-    private static let knownMethods: Set<String> = [
-        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
-    ]
 }
 
 /// The dimensions of the requests in flight, by request; a monitor may serve several managers, so

@@ -1,0 +1,166 @@
+import Foundation
+import StrataCore
+import StrataSession
+import Tracing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An event monitor that opens a client span per request through swift-distributed-tracing, the
+/// child of the caller's span, named and attributed as OpenTelemetry's HTTP client conventions say,
+/// and ended exactly once, whatever the outcome.
+///
+/// The span starts as the request does, on the caller's thread, with the caller's
+/// `ServiceContext` as its parent; its context is then the current `ServiceContext` wherever the
+/// request's code runs — adapters, retriers, the transport, every monitor's hooks — so
+/// ``injector`` puts it on the wire as the tracer's instrument writes it (W3C `traceparent` for an
+/// OpenTelemetry tracer), on every attempt and every redirect, and a log line's metadata provider
+/// sees it.
+///
+/// | Attribute | Value |
+/// | --- | --- |
+/// | `http.request.method` | the method; the span is named after it (`HTTP` for one outside RFC 9110's) |
+/// | `url.full` | the URL last sent, its secrets redacted |
+/// | `server.address`, `server.port` | the host and port the caller addressed |
+/// | `http.response.status_code` | the final status, if a response came |
+/// | `http.request.resend_count` | how many times the request went again: retries and redirects |
+/// | `error.type` | for a failure: the status, or the kind of error (the span's status is then `error`) |
+///
+/// ```swift
+/// let tracing = TracingMonitor(tracer: InstrumentationSystem.tracer)
+/// let traced = SessionManager(adapters: [tracing.injector], monitors: [tracing])
+/// ```
+public struct TracingMonitor: EventMonitor {
+    /// Opens the spans, and writes their context into requests.
+    public let tracer: any Tracer
+    /// What `url.full` hides.
+    public let redaction: Redaction
+
+    /// Creates a monitor.
+    /// - Parameters:
+    ///   - tracer: Opens the spans; by default the process's (`InstrumentationSystem.tracer`).
+    ///   - redaction: What the URLs in attributes hide. By default ``StrataCore/Redaction/standard``.
+    public init(tracer: any Tracer = InstrumentationSystem.tracer, redaction: Redaction = .standard) {
+        self.tracer = tracer
+        self.redaction = redaction
+    }
+
+    /// The adapter that writes the request's span context into each request it adapts, with the
+    /// tracer's injector: add it to the manager's adapters. It runs for every attempt and every
+    /// redirect; `origins` limits it to requests to those origins (`nil`, the default: every origin).
+    public func injector(origins: Set<Origin>? = nil) -> some RequestAdapter {
+        TraceContextInjector(instrument: tracer, origins: origins)
+    }
+
+    /// ``injector(origins:)`` for every origin.
+    public var injector: some RequestAdapter { injector() }
+
+    /// Keeps the caller's `ServiceContext`: the parent of the request's span.
+    public func captureContext(into context: inout RequestContext) {
+        guard let parent = ServiceContext.current else { return }
+        context.rebinding { body in ServiceContext.withValue(parent, operation: body) }
+    }
+
+    /// Opens the request's span, and makes its context the request's.
+    public func requestStarting(_ request: URLRequest, id: RequestID, context: inout RequestContext) {
+        let method = Attributes.method(of: request)
+        let span: any Span = tracer.startSpan(
+            method == "_OTHER" ? "HTTP" : method, context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        span.attributes["http.request.method"] = method
+        if let url = request.url {
+            span.attributes["url.full"] = redaction.redact(url)
+            span.attributes["server.address"] = url.host ?? ""
+            span.attributes["server.port"] = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
+        }
+        var spanContext = span.context
+        spanContext[RequestSpanKey.self] = RequestSpan(span)
+        let bound = spanContext
+        context.rebinding { body in ServiceContext.withValue(bound, operation: body) }
+    }
+
+    /// Counts the sends after the first, and keeps the URL last sent.
+    public func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
+        guard let span = ServiceContext.current?[RequestSpanKey.self] else { return }
+        let sends = span.sent()
+        if sends > 1 {
+            span.span.attributes["http.request.resend_count"] = sends - 1
+        }
+        if let url = request.url {
+            span.span.attributes["url.full"] = redaction.redact(url)
+        }
+    }
+
+    /// Ends the span, with the status and the error if there was one.
+    public func requestFinished(
+        _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
+    ) {
+        guard let span = ServiceContext.current?[RequestSpanKey.self] else { return }
+        if let status = outcome.head?.statusCode {
+            span.span.attributes["http.response.status_code"] = status
+        }
+        if let error = outcome.error {
+            span.span.attributes["error.type"] = Attributes.errorType(error)
+            span.span.setStatus(SpanStatus(code: .error))
+        }
+        span.end()
+    }
+}
+
+/// A request's span, kept in its context, and how many times the request was sent; ended once.
+final class RequestSpan: @unchecked Sendable {  // Sendable: `lock` guards `sends` and `ended`.
+    let span: any Span
+    private let lock = NSLock()
+    private var sends = 0
+    private var ended = false
+
+    init(_ span: any Span) {
+        self.span = span
+    }
+
+    /// Counts one more send; how many there were.
+    func sent() -> Int {
+        lock.withLock {
+            sends += 1
+            return sends
+        }
+    }
+
+    /// Ends the span, unless it has ended.
+    func end() {
+        let ends = lock.withLock {
+            defer { ended = true }
+            return !ended
+        }
+        if ends {
+            span.end()
+        }
+    }
+}
+
+/// The key of a request's span in its `ServiceContext`.
+enum RequestSpanKey: ServiceContextKey {
+    typealias Value = RequestSpan
+}
+
+/// Writes the current `ServiceContext` into each request, with `instrument`'s injector.
+struct TraceContextInjector: RequestAdapter {
+    let instrument: any Instrument
+    let origins: Set<Origin>?
+
+    func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        guard let context = ServiceContext.current,
+            origins.map({ origins in origins.contains { $0.contains(request.url) } }) ?? true
+        else { return completion(.success(request)) }
+        var request = request
+        instrument.inject(context, into: &request, using: HeaderFieldInjector())
+        completion(.success(request))
+    }
+}
+
+/// Writes a field into a request's header.
+struct HeaderFieldInjector: Injector {
+    func inject(_ value: String, forKey key: String, into request: inout URLRequest) {
+        request.setValue(value, forHTTPHeaderField: key)
+    }
+}

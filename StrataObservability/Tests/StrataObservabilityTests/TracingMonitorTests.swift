@@ -1,0 +1,113 @@
+import Foundation
+import InMemoryTracing
+import Strata
+import StrataObservability
+import StrataTesting
+import Testing
+import Tracing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite struct TracingMonitorTests {
+    private let stub = URLProtocolStub { request in
+        switch request.url?.path {
+        case "/busy": .response(statusCode: 503, headers: ["Retry-After": "0"])
+        case "/away": .response(statusCode: 302, headers: ["Location": "/landing"])
+        case "/slow": .response(statusCode: 200, delay: 0.05)
+        default: .response(statusCode: 200, body: Data("{}".utf8))
+        }
+    }
+
+    private func service(_ tracer: InMemoryTracer, origins: Set<Origin>? = nil) -> DefaultDataTransferService {
+        let tracing = TracingMonitor(tracer: tracer)
+        let manager = SessionManager(
+            configuration: stub.makeSessionConfiguration(),
+            adapters: [tracing.injector(origins: origins)],
+            retriers: [RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)],
+            monitors: [tracing])
+        return DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: stub.baseURL), sessionManager: manager),
+            completionQueue: DispatchQueue(label: "completions"))
+    }
+
+    /// Waits until `tracer` has `count` finished spans.
+    private func finished(_ tracer: InMemoryTracer, count: Int) async throws -> [FinishedInMemorySpan] {
+        for _ in 0..<400 where tracer.finishedSpans.count < count {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return tracer.finishedSpans
+    }
+
+    @Test func aRequestsSpanIsTheChildOfTheCallersAndItsContextGoesOnTheWireOnEveryAttemptAndRedirect() async throws {
+        let tracer = InMemoryTracer()
+        let service = service(tracer)
+        let parent = tracer.startSpan("caller", context: .topLevel)
+        // A redirect, then a 503, a retry, the redirect again and the answer.
+        try await ServiceContext.withValue(parent.context) {
+            try await service.request(Endpoint<Void>(path: "away", queryParameters: ["token": "s3cr3t"]))
+        }
+        parent.end()
+        let spans = try await finished(tracer, count: 2)
+        let span = try #require(spans.first { $0.operationName == "GET" })
+        #expect(span.kind == .client)
+        #expect(span.traceID == parent.traceID)
+        #expect(span.parentSpanID == parent.spanID)
+        #expect(span.attributes["http.request.method"]?.toSpanAttribute() == "GET")
+        #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+        #expect(span.attributes["http.request.resend_count"]?.toSpanAttribute() == 1)
+        #expect(span.attributes["url.full"]?.toSpanAttribute() == "\(stub.baseURL.absoluteString)/landing")
+        #expect(span.status == nil)
+        // The server saw the span's context on both requests, the redirect's included.
+        let sent = stub.requests
+        #expect(sent.count == 2)
+        for request in sent {
+            #expect(request.value(forHTTPHeaderField: InMemoryTracer.traceIDKey) == span.traceID)
+            #expect(request.value(forHTTPHeaderField: InMemoryTracer.spanIDKey) == span.spanID)
+        }
+    }
+
+    @Test func aFailureSetsTheErrorTypeAndStatusAndTheRetryCountsAsAResend() async throws {
+        let tracer = InMemoryTracer()
+        await #expect(throws: DataTransferError.self) {
+            try await service(tracer).request(Endpoint<Void>(path: "busy", queryParameters: ["api_key": "s3cr3t"]))
+        }
+        let span = try #require(try await finished(tracer, count: 1).first)
+        #expect(span.attributes["error.type"]?.toSpanAttribute() == "503")
+        #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == 503)
+        #expect(span.attributes["http.request.resend_count"]?.toSpanAttribute() == 1)
+        #expect(span.status?.code == .error)
+        let url = "\(String(describing: span.attributes["url.full"]?.toSpanAttribute()))"
+        #expect(url.contains("api_key=") && !url.contains("s3cr3t"), "\(url)")
+        // Without a caller's span, the request's is a root.
+        #expect(span.parentSpanID == nil)
+    }
+
+    @Test func theContextGoesOnlyToTheOriginsTheInjectorIsBoundTo() async throws {
+        let tracer = InMemoryTracer()
+        let elsewhere = try #require(Origin(URL(string: "https://elsewhere.strata.test") ?? stub.baseURL))
+        try await service(tracer, origins: [elsewhere]).request(Endpoint<Void>(path: "items"))
+        _ = try await finished(tracer, count: 1)
+        #expect(stub.requests.first?.value(forHTTPHeaderField: InMemoryTracer.traceIDKey) == nil)
+    }
+
+    @Test func everySpanEndsExactlyOnceUnderAStormOfCancellations() async throws {
+        let tracer = InMemoryTracer()
+        let service = service(tracer)
+        let total = 200
+        var generator = SeededGenerator(seed: 33)
+        for _ in 0..<total {
+            let call = service.request(with: Endpoint<Void>(path: "slow")) { _ in }
+            let delay = Double.random(in: 0...0.06, using: &generator)
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { call.cancel() }
+        }
+        let spans = try await finished(tracer, count: total)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(spans.count == total)
+        #expect(tracer.finishedSpans.count == total)
+        #expect(tracer.activeSpans.isEmpty)
+        #expect(Set(spans.map(\.spanID)).count == total)
+    }
+}
