@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import InMemoryLogging
+import InMemoryTracing
 import Logging
 import MetricsTestKit
 import Strata
@@ -9,6 +10,7 @@ import StrataTestServer
 import StrataTestTransports
 import StrataTesting
 import Testing
+import Tracing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -92,5 +94,75 @@ import Testing
         let meter = try metrics.expectMeter("http.client.active_requests", get)
         #expect(meter.lastValue == 0)
         #expect(meter.values.count == 80)
+    }
+
+    @Test func aSpanPerRequestTheChildOfTheCallersWithTraceparentOnTheWireAsTheServerSawIt() async throws {
+        // An in-memory tracer whose identifiers have W3C's lengths, and an instrument that writes
+        // them as `traceparent`, as an OpenTelemetry tracer would.
+        let counter = NIOLockedCounter()
+        let tracer = InMemoryTracer(
+            idGenerator: .init(
+                nextTraceID: { String(format: "%032x", counter.next()) },
+                nextSpanID: { String(format: "%016x", counter.next()) }))
+        let tracing = TracingMonitor(tracer: tracer)
+        let server = try await TestServer.start()
+        defer { Task { try? await server.shutdown() } }
+        let manager = SessionManager.underTest(
+            adapters: [tracing.injector(instrument: TraceparentInstrument())],
+            retriers: [RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)],
+            monitors: [tracing])
+        let service = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL), sessionManager: manager),
+            completionQueue: DispatchQueue(label: "completions"))
+        // A 503 with `Retry-After: 0`, then the answer; the server writes down each `traceparent`.
+        let seen = CompletionRecorder<String>()
+        server.router.add("GET", "/traced") { request in
+            seen.record(request.header("traceparent") ?? "-")
+            return seen.callCount == 1 ? .response(status: 503, headers: [("Retry-After", "0")]) : .json("{}")
+        }
+        let parent = tracer.startSpan("caller", context: .topLevel, ofKind: .server)
+        try await ServiceContext.withValue(parent.context) {
+            try await service.request(Endpoint<Void>(path: "traced"))
+        }
+        parent.end()
+        for _ in 0..<400 where tracer.finishedSpans.count < 2 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let span = try #require(tracer.finishedSpans.first { $0.operationName == "GET" })
+        #expect(span.parentSpanID == parent.spanID)
+        #expect(span.traceID == parent.traceID)
+        #expect(span.attributes["http.request.resend_count"]?.toSpanAttribute() == 1)
+        #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+        #expect(
+            seen.values == Array(repeating: "00-\(span.traceID)-\(span.spanID)-01", count: 2),
+            "\(TestTransport.current)")
+    }
+}
+
+/// Writes an in-memory span's context as W3C `traceparent`.
+private struct TraceparentInstrument: Instrument {
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
+    ) where Inject.Carrier == Carrier {
+        guard let span = context.inMemorySpanContext else { return }
+        injector.inject("00-\(span.traceID)-\(span.spanID)-01", forKey: "traceparent", into: &carrier)
+    }
+
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+    ) where Extract.Carrier == Carrier {}
+}
+
+/// Numbers from 1, taken from any thread.
+private final class NIOLockedCounter: @unchecked Sendable {  // Sendable: `lock` guards `value`.
+    private let lock = NSLock()
+    private var value: UInt64 = 0
+
+    func next() -> UInt64 {
+        lock.withLock {
+            value += 1
+            return value
+        }
     }
 }

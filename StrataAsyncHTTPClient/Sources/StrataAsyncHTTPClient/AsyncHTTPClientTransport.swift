@@ -113,13 +113,18 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The configuration of a client the transport creates: no redirects (the pipeline follows
     /// them), `gzip` and `deflate` bodies decompressed up to 500 times their size on the wire (a
     /// guard against decompression bombs), connection failures reported at once rather than retried
-    /// until the deadline (Strata's retriers decide), and HTTP/2 where the server offers it.
+    /// until the deadline (Strata's retriers decide), HTTP/2 where the server offers it, and no
+    /// tracing of its own (Strata's pipeline opens one span per request, for all its attempts).
     public static func strataConfiguration() -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             decompression: .enabled(limit: .ratio(500))
         )
         configuration.connectionPool.retryConnectionEstablishment = false
+        // Strata's pipeline opens the request's span (StrataObservability's TracingMonitor), once
+        // for all its attempts and redirects; the client's own would be a second, per attempt,
+        // child of whatever context the caller's thread happened to hold.
+        configuration.tracing.tracer = nil
         return configuration
     }
 

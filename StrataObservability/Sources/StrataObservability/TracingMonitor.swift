@@ -46,11 +46,16 @@ public struct TracingMonitor: EventMonitor {
         self.redaction = redaction
     }
 
-    /// The adapter that writes the request's span context into each request it adapts, with the
-    /// tracer's injector: add it to the manager's adapters. It runs for every attempt and every
-    /// redirect; `origins` limits it to requests to those origins (`nil`, the default: every origin).
-    public func injector(origins: Set<Origin>? = nil) -> some RequestAdapter {
-        TraceContextInjector(instrument: tracer, origins: origins)
+    /// The adapter that writes the request's span context into each request it adapts, as
+    /// `instrument` writes it: add it to the manager's adapters. It runs for every attempt and
+    /// every redirect.
+    /// - Parameters:
+    ///   - instrument: Writes the context, by default the tracer itself (an OpenTelemetry tracer
+    ///     writes W3C `traceparent` and `tracestate`).
+    ///   - origins: Only requests to these origins get it — a redirect elsewhere does not; `nil`,
+    ///     the default: every origin.
+    public func injector(instrument: (any Instrument)? = nil, origins: Set<Origin>? = nil) -> some RequestAdapter {
+        TraceContextInjector(instrument: instrument ?? tracer, origins: origins)
     }
 
     /// ``injector(origins:)`` for every origin.

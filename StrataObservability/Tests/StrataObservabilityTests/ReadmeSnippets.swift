@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Strata
 import StrataObservability
+import Tracing
 
 // The README's blocks on logging, metrics and tracing, compiled (DocumentationTests in the root
 // package checks that each block appears here line for line).
@@ -27,6 +28,12 @@ enum ReadmeObservability {
     static func metrics() -> SessionManager {
         let measured = SessionManager(monitors: [MetricsMonitor(factory: MetricsSystem.factory)])
         return measured
+    }
+
+    static func tracing() -> SessionManager {
+        let tracing = TracingMonitor(tracer: InstrumentationSystem.tracer)
+        let traced = SessionManager(adapters: [tracing.injector], monitors: [tracing])
+        return traced
     }
 
     static func requestLogger(_ requestLogger: Logger) -> Endpoint<Void> {
