@@ -120,16 +120,7 @@ private struct TenantRetrier: RequestRetrier {
         let stub = stub()
         let monitor = TenantMonitor()
         let manager = manager(stub, monitor: monitor)
-        let recorder = CompletionRecorder<Outcome>()
-        // A thread with no task at all, as an app's main thread or a dispatch queue is.
-        DispatchQueue(label: "caller").async {
-            Tenant.$current.withValue("acme") {
-                _ = manager.request(URLRequest(url: stub.baseURL), options: RequestOptions()) {
-                    recorder.record(($0, $1, $2))
-                }
-            }
-        }
-        let outcome = try #require(await recorder.first())
+        let outcome = try #require(await sendAsAcmeFromAPlainThread(URLRequest(url: stub.baseURL), through: manager))
         #expect(outcome.data == Data("ok".utf8))
         try await waitForHooks(of: monitor)
         #expect(monitor.log.filter { !Self.hooks.contains($0) } == Self.steps)
@@ -159,15 +150,7 @@ private struct TenantRetrier: RequestRetrier {
         let stub = stub()
         let monitor = TenantMonitor(keeps: false)
         let manager = manager(stub, monitor: monitor)
-        let recorder = CompletionRecorder<Outcome>()
-        DispatchQueue(label: "caller").async {
-            Tenant.$current.withValue("acme") {
-                _ = manager.request(URLRequest(url: stub.baseURL), options: RequestOptions()) {
-                    recorder.record(($0, $1, $2))
-                }
-            }
-        }
-        _ = try #require(await recorder.first())
+        _ = try #require(await sendAsAcmeFromAPlainThread(URLRequest(url: stub.baseURL), through: manager))
         try await waitForHooks(of: monitor)
         let log = monitor.log
         // The first adapter runs on the caller's thread (the monitor's hooks, on their own queue, may come first).
@@ -197,6 +180,18 @@ private struct TenantRetrier: RequestRetrier {
         let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager, options: options)
         #expect(try #require(await recorder.first()).error == nil)
         #expect(captures.value == 1)
+    }
+
+    /// Sends `request` with the tenant `acme` bound, from a thread with no task at all, as an app's
+    /// main thread or a dispatch queue is; its outcome.
+    private func sendAsAcmeFromAPlainThread(_ request: URLRequest, through manager: SessionManager) async -> Outcome? {
+        let recorder = CompletionRecorder<Outcome>()
+        DispatchQueue(label: "caller").async {
+            Tenant.$current.withValue("acme") {
+                _ = manager.request(request, options: RequestOptions()) { recorder.record(($0, $1, $2)) }
+            }
+        }
+        return await recorder.first()
     }
 
     private func waitForHooks(of monitor: TenantMonitor) async throws {

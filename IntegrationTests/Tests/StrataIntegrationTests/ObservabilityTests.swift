@@ -99,11 +99,11 @@ import Tracing
     @Test func aSpanPerRequestTheChildOfTheCallersWithTraceparentOnTheWireAsTheServerSawIt() async throws {
         // An in-memory tracer whose identifiers have W3C's lengths, and an instrument that writes
         // them as `traceparent`, as an OpenTelemetry tracer would.
-        let counter = NIOLockedCounter()
+        let counter = SpanIDCounter()
         let tracer = InMemoryTracer(
             idGenerator: .init(
-                nextTraceID: { String(format: "%032x", counter.next()) },
-                nextSpanID: { String(format: "%016x", counter.next()) }))
+                nextTraceID: { String(format: "%032llx", counter.next()) },
+                nextSpanID: { String(format: "%016llx", counter.next()) }))
         let tracing = TracingMonitor(tracer: tracer)
         let server = try await TestServer.start()
         defer { Task { try? await server.shutdown() } }
@@ -155,14 +155,14 @@ private struct TraceparentInstrument: Instrument {
 }
 
 /// Numbers from 1, taken from any thread.
-private final class NIOLockedCounter: @unchecked Sendable {  // Sendable: `lock` guards `value`.
+private final class SpanIDCounter: @unchecked Sendable {  // Sendable: `lock` guards `value`.
     private let lock = NSLock()
     private var value: UInt64 = 0
 
     func next() -> UInt64 {
-        lock.withLock {
-            value += 1
-            return value
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
     }
 }

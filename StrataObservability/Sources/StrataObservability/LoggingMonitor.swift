@@ -16,7 +16,7 @@ import StrataSession
 /// OpenTelemetry gives them — `http.request.method`, `url.full` (redacted), `http.response.status_code`,
 /// `error.type` — and Strata's own `strata.request.id`, `strata.attempt`, `strata.attempts` and
 /// `strata.duration`. No credential reaches a line: the URL's query values and user information
-/// go through the manager's ``StrataCore/Redaction``, no header is logged, and an error is logged
+/// go through the monitor's ``redaction``, no header is logged, and an error is logged
 /// by its type and code only (its description may quote what the server or the caller sent).
 ///
 /// | Event | Level | Message |

@@ -123,14 +123,14 @@ private final class InFlight: @unchecked Sendable {  // Sendable: `lock` guards 
     private var requests: [RequestID: Dimensions] = [:]
 
     func insert(_ dimensions: Dimensions, for id: RequestID) {
-        lock.withLock { requests[id] = dimensions }
+        lock.locked { requests[id] = dimensions }
     }
 
     func dimensions(of id: RequestID) -> Dimensions? {
-        lock.withLock { requests[id] }
+        lock.locked { requests[id] }
     }
 
     func remove(_ id: RequestID) -> Dimensions? {
-        lock.withLock { requests.removeValue(forKey: id) }
+        lock.locked { requests.removeValue(forKey: id) }
     }
 }

@@ -125,7 +125,7 @@ final class RequestSpan: @unchecked Sendable {  // Sendable: `lock` guards `send
 
     /// Counts one more send; how many there were.
     func sent() -> Int {
-        lock.withLock {
+        lock.locked {
             sends += 1
             return sends
         }
@@ -133,7 +133,7 @@ final class RequestSpan: @unchecked Sendable {  // Sendable: `lock` guards `send
 
     /// Ends the span, unless it has ended.
     func end() {
-        let ends = lock.withLock {
+        let ends = lock.locked {
             defer { ended = true }
             return !ended
         }
