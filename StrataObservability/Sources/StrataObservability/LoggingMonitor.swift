@@ -111,10 +111,17 @@ public struct LoggingMonitor: EventMonitor {
         }
     }
 
+    /// The method as it went (custom ones included), or `_OTHER` for one that is not a token:
+    /// such a request is refused unsent, and its line must not carry what could forge another.
+    private static func method(of request: URLRequest) -> String {
+        let method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
+        return method.isValid ? method.rawValue : "_OTHER"
+    }
+
     private func metadata(for request: URLRequest, id: RequestID) -> Logger.Metadata {
         [
             "strata.request.id": "\(id.rawValue)",
-            "http.request.method": .string(request.httpMethod ?? "GET"),
+            "http.request.method": .string(Self.method(of: request)),
             "url.full": .string(request.url.map { redaction.redact($0) } ?? ""),
         ]
     }

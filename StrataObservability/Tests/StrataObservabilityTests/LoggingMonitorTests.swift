@@ -120,4 +120,23 @@ private func lines(
         #expect(entries.first?.metadata["tenant"] == "acme")
         #expect(managerLines.entries.isEmpty)
     }
+
+    /// A method that is not a token — CR LF in it, say — is refused unsent (by the endpoint's
+    /// builder, or by the manager for a `URLRequest` made by hand), and its line must not carry it:
+    /// a log line is no place for what could forge another line.
+    @Test func aMethodThatIsNotATokenIsLoggedAsOther() async throws {
+        let (logger, handler) = memoryLogger(.debug)
+        let manager = SessionManager(
+            configuration: stub.makeSessionConfiguration(), monitors: [LoggingMonitor(logger: logger)])
+        for method in ["GET\r\nforged: 1", "PURGE"] {
+            var request = URLRequest(url: stub.baseURL.appendingPathComponent("items"))
+            request.httpMethod = method
+            let recorder = CompletionRecorder<Bool>()
+            manager.request(request, options: RequestOptions()) { _, _, error in recorder.record(error == nil) }
+            _ = await recorder.first()
+        }
+        let entries = try await lines(of: handler)
+        #expect(entries.map { "\($0.message)" } == ["request failed", "request finished"])
+        #expect(entries.map { $0.metadata["http.request.method"] } == ["_OTHER", "PURGE"])
+    }
 }
