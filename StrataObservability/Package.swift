@@ -28,6 +28,8 @@ let package = Package(
             dependencies: [
                 .product(name: "StrataCore", package: "Strata"),
                 .product(name: "StrataSession", package: "Strata"),
+                .product(name: "StrataService", package: "Strata"),
+                .product(name: "StrataTransfer", package: "Strata"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -126,6 +126,8 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
     private let mapError: @Sendable (any Error) -> Failure
     private let completion: @Sendable (Result<NetworkResponse, Failure>) -> Void
     private let exchange = ExchangeSlot()
+    /// What the request's monitors are told became of the body.
+    private let handling = ResponseHandling()
     private let cancelled = Locked(false)
     private var head: ResponseHead?
     private var done = false
@@ -157,9 +159,10 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
         self.completion = { buffer.finish($0.map { _ in () }) }
     }
 
-    /// The stream the parts come from.
-    package func start(_ exchange: any ResponseExchange) {
-        self.exchange.set(exchange)
+    /// The stream the parts come from, which `exchange` starts; its request's monitors hear of a
+    /// body that could not be decoded as the failure it was (``/StrataSession/ResponseHandling``).
+    package func start(_ exchange: @autoclosure () -> any ResponseExchange) {
+        self.exchange.set(handling.run(exchange))
     }
 
     package func receive(_ head: ResponseHead) {
@@ -214,9 +217,11 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
             try decoder.decode(part) { elements.append($0) }
             return (elements, nil)
         } catch {
+            let failure = mapError(error)
+            handling.handled(failure)
             exchange.cancel()
             done = true
-            return (elements, .failure(mapError(error)))
+            return (elements, .failure(failure))
         }
     }
 
@@ -225,13 +230,19 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
     private func ended(by error: (any Error)?) -> ([Decoder.Element], Result<NetworkResponse, Failure>?) {
         guard !done else { return ([], nil) }
         done = true
-        if let error { return ([], .failure(mapError(error))) }
+        if let error {
+            handling.handled(nil)
+            return ([], .failure(mapError(error)))
+        }
         var elements: [Decoder.Element] = []
         do {
             try decoder.finish { elements.append($0) }
         } catch {
-            return (elements, .failure(mapError(error)))
+            let failure = mapError(error)
+            handling.handled(failure)
+            return (elements, .failure(failure))
         }
+        handling.handled(nil)
         let response = head.map { NetworkResponse($0, body: Data()) }
         return (elements, response.map { .success($0) } ?? .failure(mapError(SessionError.invalidResponse)))
     }
@@ -262,6 +273,7 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
     /// the end is the cancellation, unless the stream had ended.
     package func cancel() {
         cancelled.withLock { $0 = true }
+        handling.handled(nil)
         exchange.cancel()
     }
 }

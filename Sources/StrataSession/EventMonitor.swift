@@ -14,7 +14,8 @@ import StrataCore
 /// ``requestSent(_:id:attempt:)`` with the request exactly as it goes on the wire (every adapter's
 /// headers included), ``responseReceived(_:for:id:timing:)``, and
 /// ``requestRedirected(_:to:id:)`` for each redirect followed; ``requestRetrying(_:delay:id:)``
-/// before a retry; and ``requestFinished(_:for:id:metrics:)`` exactly once.
+/// before a retry; and ``requestFinished(_:for:id:metrics:)`` exactly once, with the outcome the
+/// caller got (a body that failed to decode above the manager included).
 ///
 /// A request the manager's ``HTTPCache`` answers is "sent" to the cache stage, not to the wire: its
 /// outcomes say so with ``TransportOutcome/isFromCache``.
@@ -55,6 +56,12 @@ public protocol EventMonitor: Sendable {
     func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID)
     /// The request ended with `outcome` (its status validated; a cancelled request has a
     /// `URLError(.cancelled)`); `request` is the last one sent, or the caller's if none was.
+    ///
+    /// For a request made through a `DefaultDataTransferService`, this comes once that layer has
+    /// made the caller's result, and the outcome's error is the one the caller got where it is
+    /// not the manager's: a body that did not decode (`DataTransferError.parsing`, also for a
+    /// streamed line), or an error the error resolver turned into the app's
+    /// (`DataTransferError.resolvedNetworkFailure`). `metrics` still measure the exchange alone.
     func requestFinished(_ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics)
 }
 
@@ -154,13 +161,15 @@ struct EventMonitors: Sendable {
     /// Whether any monitor listens.
     var isEmpty: Bool { queue == nil }
 
-    /// `context`, with what every monitor keeps of the calling task added, once.
+    /// `context`, with what every monitor keeps of the calling task added, once, and the report
+    /// of the layer above about the request starting here (``ResponseHandling``), if it makes one.
     func capture(into context: RequestContext) -> RequestContext {
-        guard !context.isCaptured else { return context }
+        guard !context.isCaptured, !isEmpty else { return context }
         var context = context
         for monitor in monitors {
             monitor.captureContext(into: &context)
         }
+        context[ResponseHandling.Key.self] = ResponseHandling.claim()
         context.isCaptured = true
         return context
     }

@@ -98,10 +98,15 @@ final class RequestExecution: Sendable {
         if core.monitors.isEmpty {
             record = nil
         } else {
+            // Not kept in the context: the report would then hold, through it, what it must drop.
+            let handling = context[ResponseHandling.Key.self]
+            context[ResponseHandling.Key.self] = nil
             // Started here, on the caller's thread: a span a monitor opens is the child of the caller's.
             let id = RequestID.next()
             context = core.monitors.starting(request, id: id, in: context)
-            record = ExecutionRecord(id: id, original: request, monitors: core.monitors, context: context)
+            record = ExecutionRecord(
+                id: id, original: request, monitors: core.monitors, context: context,
+                handling: handling)
         }
         self.context = context
         self.record = record
@@ -646,14 +651,20 @@ private final class ExecutionRecord: Sendable {
     private let original: URLRequest
     private let monitors: EventMonitors
     private let context: RequestContext
+    /// What the layer above will report of the response, if it said it would.
+    private let handling: ResponseHandling?
     private let createdAt = ContinuousClock.now
     private let state = Locked(State())
 
-    init(id: RequestID, original: URLRequest, monitors: EventMonitors, context: RequestContext) {
+    init(
+        id: RequestID, original: URLRequest, monitors: EventMonitors, context: RequestContext,
+        handling: ResponseHandling?
+    ) {
         self.id = id
         self.original = original
         self.monitors = monitors
         self.context = context
+        self.handling = handling
     }
 
     func created() {
@@ -695,7 +706,18 @@ private final class ExecutionRecord: Sendable {
                 RequestMetrics(exchanges: state.exchanges, attempts: state.attempts, duration: .now - createdAt)
             )
         }
-        monitors.emit(in: context) { [id] in $0.requestFinished(outcome, for: request, id: id, metrics: metrics) }
+        let tell: @Sendable ((any Error)?) -> Void = { [monitors, context, id] error in
+            var finished = outcome
+            if let error {
+                finished.error = error
+            }
+            monitors.emit(in: context) { [finished] in
+                $0.requestFinished(finished, for: request, id: id, metrics: metrics)
+            }
+        }
+        guard let handling else { return tell(nil) }
+        // The caller's outcome is not known until the layer above has decoded the body.
+        handling.whenHandled(tell)
     }
 }
 

@@ -70,13 +70,17 @@ public struct DefaultDataTransferService: DataTransferService {
     /// Runs `endpoint` and returns its decoded response, without going through the completion queue.
     public func request<E: ResponseRequestable>(_ endpoint: E) async throws(DataTransferError) -> E.Response
     where E.Response: Decodable & Sendable {
-        try Self.decode(try await response(for: endpoint), for: endpoint)
+        try await reporting { () async throws(DataTransferError) in
+            try Self.decode(try await response(for: endpoint), for: endpoint)
+        }
     }
 
     /// Runs `endpoint`, which yields no value, without going through the completion queue.
     public func request<E: ResponseRequestable>(_ endpoint: E) async throws(DataTransferError)
     where E.Response == Void {
-        _ = try await response(for: endpoint)
+        try await reporting { () async throws(DataTransferError) in
+            _ = try await response(for: endpoint)
+        }
     }
 
     /// Runs `endpoint` and returns its value with its response, without going through the completion queue.
@@ -89,8 +93,37 @@ public struct DefaultDataTransferService: DataTransferService {
     ) async throws(DataTransferError)
         -> DataTransferResponse<E.Response> where E.Response: Decodable & Sendable
     {
-        let response = try await response(for: endpoint)
-        return DataTransferResponse(value: try Self.decode(response, for: endpoint), response: response)
+        try await reporting { () async throws(DataTransferError) in
+            let response = try await response(for: endpoint)
+            return DataTransferResponse(value: try Self.decode(response, for: endpoint), response: response)
+        }
+    }
+
+    /// Runs `body`, which sends one request and makes the caller's result of it, and tells the
+    /// request's monitors what became of it (see ``report(_:to:)``).
+    private func reporting<Value>(
+        _ body: () async throws(DataTransferError) -> Value, isolation: isolated (any Actor)? = #isolation
+    ) async throws(DataTransferError) -> Value {
+        let handling = ResponseHandling()
+        let result = await handling.run { () async -> Result<Value, DataTransferError> in
+            do throws(DataTransferError) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        Self.report(result, to: handling)
+        return try result.get()
+    }
+
+    /// Tells a request's monitors (``/StrataSession/EventMonitor``) what the caller got, where it is
+    /// not what the manager delivered: a body that did not decode, an error the resolver turned
+    /// into another. A network failure left as it was is the manager's own.
+    private static func report<Value>(_ result: Result<Value, DataTransferError>, to handling: ResponseHandling) {
+        switch result {
+        case .success, .failure(.networkFailure): handling.handled(nil)
+        case .failure(let error): handling.handled(error)
+        }
     }
 
     /// The response to `endpoint`, its failure resolved.
@@ -110,21 +143,26 @@ public struct DefaultDataTransferService: DataTransferService {
         decode: @escaping @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
         completion: @escaping CompletionHandler<DataTransferResponse<Value>>
     ) -> any NetworkCancellable {
-        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled))) { result in
+        let handling = ResponseHandling()
+        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled))) {
+            (result: Result<DataTransferResponse<Value>, DataTransferError>) in
+            Self.report(result, to: handling)
             queue.async { completion(result) }
         }
         let resolver = errorResolver
         call.attach(
-            networkService.request(endpoint: endpoint) { result in
-                switch result {
-                case .success(let response) where response.body.count <= Self.inlineDecodingLimit:
-                    Self.decode(response, with: decode, completing: call)
-                case .success(let response):
-                    StrataQueue.make("Strata.DataTransfer.decoding").async {
+            handling.run {
+                networkService.request(endpoint: endpoint) { result in
+                    switch result {
+                    case .success(let response) where response.body.count <= Self.inlineDecodingLimit:
                         Self.decode(response, with: decode, completing: call)
+                    case .success(let response):
+                        StrataQueue.make("Strata.DataTransfer.decoding").async {
+                            Self.decode(response, with: decode, completing: call)
+                        }
+                    case .failure(let error):
+                        call.complete(.failure(Self.resolve(error, with: resolver)))
                     }
-                case .failure(let error):
-                    call.complete(.failure(Self.resolve(error, with: resolver)))
                 }
             }
         )

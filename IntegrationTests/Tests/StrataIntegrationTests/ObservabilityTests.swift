@@ -64,12 +64,16 @@ import Tracing
             networkService: DefaultNetworkService(
                 configuration: NetworkConfiguration(baseURL: server.baseURL), sessionManager: manager),
             completionQueue: DispatchQueue(label: "completions"))
-        // 40 at once: 30 answered 200, 10 answered 500.
+        // 40 at once: 30 answered 200, of which 5 do not decode as the caller asked; 10 answered 500.
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<40 {
                 group.addTask {
-                    let endpoint = Endpoint<Void>(path: index < 30 ? "echo/\(index)" : "status/500")
-                    _ = try? await service.request(endpoint)
+                    switch index {
+                    case 25..<30: _ = try? await service.request(Endpoint<[Int]>(path: "echo/\(index)"))
+                    default:
+                        _ = try? await service.request(
+                            Endpoint<Void>(path: index < 30 ? "echo/\(index)" : "status/500"))
+                    }
                 }
             }
             try await group.waitForAll()
@@ -88,6 +92,9 @@ import Tracing
             metrics.counterTotal(
                 label: "http.client.requests", dimensions: get + [("http.response.status_class", "5xx")]) == 10)
         #expect(metrics.counterTotal(label: "http.client.failures", dimensions: get + [("error.type", "status")]) == 10)
+        #expect(
+            metrics.counterTotal(label: "http.client.failures", dimensions: get + [("error.type", "decoding")]) == 5)
+        #expect(metrics.counterTotal(label: "http.client.failures") == 15)
         #expect(
             try metrics.expectTimer("http.client.request.duration", get + [("http.response.status_class", "2xx")])
                 .values.count == 30)

@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import StrataCore
 import StrataSession
+import StrataTransfer
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -75,9 +76,16 @@ public struct MetricsMonitor: EventMonitor {
 
     /// The kind of a failure, one of a few: `status` (an unacceptable status), `timeout`,
     /// `cancelled`, `connection` (no connection, or one lost), `tls`, `bad_response`, `too_large`,
-    /// `transport` (any other `URLError`), `invalid_request`, `redirect`, `stream`, `other`.
+    /// `transport` (any other `URLError`), `invalid_request`, `redirect`, `stream`, `decoding`,
+    /// `resolved`, `other`.
+    ///
+    /// What a layer above the manager failed is `decoding` (a body that did not decode) or
+    /// `resolved` (an error the error resolver turned into one of the app's); the layers' wrappers
+    /// of the manager's own failures are looked through.
     public static func failureKind(of error: any Error) -> String {
-        switch error {
+        switch Attributes.cause(of: error) {
+        case DataTransferError.parsing, DataTransferError.noResponse: return "decoding"
+        case DataTransferError.resolvedNetworkFailure: return "resolved"
         case SessionError.unacceptableStatusCode: return "status"
         case is SessionError: return "bad_response"
         case is RequestValidationError: return "invalid_request"

@@ -37,6 +37,7 @@ private func lines(
         switch request.url?.path {
         case "/busy": .response(statusCode: 503, headers: ["Retry-After": "0"])
         case "/missing": .response(statusCode: 404)
+        case "/garbled": .response(statusCode: 200, body: Data("<html>".utf8))
         default: .response(statusCode: 200, body: Data("{}".utf8))
         }
     }
@@ -86,6 +87,17 @@ private func lines(
         #expect(entries.last?.metadata["strata.attempts"] == "2")
         #expect(entries.last?.metadata["http.response.status_code"] == "503")
         #expect(entries.allSatisfy { $0.level <= .info })
+    }
+
+    @Test func aBodyThatDoesNotDecodeIsLoggedAsTheFailureTheCallerGot() async throws {
+        let (logger, handler) = memoryLogger(.debug)
+        await #expect(throws: DataTransferError.self) {
+            try await service(LoggingMonitor(logger: logger)).request(Endpoint<[String: Int]>(path: "garbled"))
+        }
+        let entries = try await lines(of: handler, until: "request failed")
+        #expect(entries.map { "\($0.message)" } == ["request failed"])
+        #expect(entries.last?.metadata["http.response.status_code"] == "200")
+        #expect(entries.last?.metadata["error.type"] == "Swift.DecodingError")
     }
 
     @Test func noCredentialReachesAnyLine() async throws {

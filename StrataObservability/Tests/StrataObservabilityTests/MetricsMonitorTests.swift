@@ -16,6 +16,8 @@ import Testing
         case "/busy": .response(statusCode: 503, headers: ["Retry-After": "0"])
         case "/missing": .response(statusCode: 404)
         case "/away": .response(statusCode: 302, headers: ["Location": "https://elsewhere.strata.test/landing"])
+        case "/garbled": .response(statusCode: 200, body: Data("<html>".utf8))
+        case "/taken": .response(statusCode: 422, body: Data(#"{"code": "taken"}"#.utf8))
         default: .response(statusCode: 200, body: Data("{}".utf8))
         }
     }
@@ -28,6 +30,7 @@ import Testing
         return DefaultDataTransferService(
             networkService: DefaultNetworkService(
                 configuration: NetworkConfiguration(baseURL: stub.baseURL), sessionManager: manager),
+            errorResolver: JSONErrorBodyResolver<TakenError>(),
             completionQueue: DispatchQueue(label: "completions"))
     }
 
@@ -74,6 +77,24 @@ import Testing
         #expect(try metrics.expectMeter("http.client.active_requests", get).lastValue == 0)
     }
 
+    /// What failed above the manager counts as failed: a body that did not decode, and an error
+    /// the resolver turned into the app's.
+    @Test func aBodyThatDoesNotDecodeAndAResolvedErrorCountAsFailures() async throws {
+        let metrics = TestMetrics()
+        let service = service(metrics)
+        await #expect(throws: DataTransferError.self) {
+            try await service.request(Endpoint<[String: Int]>(path: "garbled"))
+        }
+        await #expect(throws: DataTransferError.self) { try await service.request(Endpoint<Void>(path: "taken")) }
+        try await settle(metrics, count: 2)
+        let get: [(String, String)] = [("http.request.method", "GET"), ("server.address", stub.host)]
+        #expect(
+            metrics.counterTotal(label: "http.client.failures", dimensions: get + [("error.type", "decoding")]) == 1)
+        #expect(
+            metrics.counterTotal(label: "http.client.failures", dimensions: get + [("error.type", "resolved")]) == 1)
+        #expect(metrics.counterTotal(label: "http.client.failures") == 2)
+    }
+
     @Test func aRequestInFlightIsCountedUntilItEndsWhereverItWasRedirected() async throws {
         let metrics = TestMetrics()
         let service = service(metrics)
@@ -101,4 +122,8 @@ import Testing
     func aFailureHasOneOfAFewKinds(error: any Error, kind: String) {
         #expect(MetricsMonitor.failureKind(of: error) == kind)
     }
+}
+
+private struct TakenError: Decodable, Error {
+    let code: String
 }

@@ -16,6 +16,7 @@ import Tracing
         case "/busy": .response(statusCode: 503, headers: ["Retry-After": "0"])
         case "/away": .response(statusCode: 302, headers: ["Location": "/landing"])
         case "/slow": .response(statusCode: 200, delay: 0.05)
+        case "/garbled": .response(statusCode: 200, body: Data("<html>".utf8))
         default: .response(statusCode: 200, body: Data("{}".utf8))
         }
     }
@@ -83,6 +84,17 @@ import Tracing
         #expect(url.contains("api_key=") && !url.contains("s3cr3t"), "\(url)")
         // Without a caller's span, the request's is a root.
         #expect(span.parentSpanID == nil)
+    }
+
+    @Test func aBodyThatDoesNotDecodeEndsTheSpanAsAnError() async throws {
+        let tracer = InMemoryTracer()
+        await #expect(throws: DataTransferError.self) {
+            try await service(tracer).request(Endpoint<[String: Int]>(path: "garbled"))
+        }
+        let span = try #require(try await finished(tracer, count: 1).first)
+        #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+        #expect(span.attributes["error.type"]?.toSpanAttribute() == "Swift.DecodingError")
+        #expect(span.status?.code == .error)
     }
 
     @Test func theContextGoesOnlyToTheOriginsTheInjectorIsBoundTo() async throws {
