@@ -107,6 +107,11 @@ public struct DefaultNetworkService: NetworkService {
         }
     }
 
+    /// `context` with what the session manager keeps of the calling task.
+    public func captureContext(_ context: RequestContext) -> RequestContext {
+        sessionManager.captureContext(context)
+    }
+
     /// Sends the request `endpoint` describes through the session manager's stream (see
     /// ``NetworkService/stream(endpoint:to:)``); a request that cannot be built ends at once with
     /// its ``NetworkError``.

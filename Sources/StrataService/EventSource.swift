@@ -46,6 +46,9 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
 
     private let service: any NetworkService
     private let endpoint: any Requestable
+    /// What the caller's task had bound, kept as the source starts: every connection, made from
+    /// the source's queue, carries it.
+    private let context: RequestContext
     /// Hands a part's events on, and calls its second argument once they are taken: at once for
     /// a callback, when the loop has taken them for an `AsyncSequence`. The next part is read then.
     private let deliver: @Sendable ([ServerSentEvent], @escaping @Sendable () -> Void) -> Void
@@ -74,6 +77,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     ) {
         self.service = service
         self.endpoint = endpoint
+        self.context = service.captureContext(endpoint.options.context)
         // A time that is not a number would never reconnect (Dispatch waits forever for it) and
         // never double in the backoff.
         self.reconnectionTime = reconnectionTime.isNaN ? Self.defaultReconnectionTime : max(0, reconnectionTime)
@@ -105,7 +109,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
                 decoder: ServerSentEventDecoder(
                     maximumEventSize: maximumEventSize, maximumLineLength: maximumEventSize, lastEventID: lastEventID))
             self.connection = connection
-            let request = EventSourceRequest(base: endpoint, lastEventID: resumeID)
+            let request = EventSourceRequest(base: endpoint, lastEventID: resumeID, context: context)
             connection.exchange.set(service.stream(endpoint: request, to: connection))
         }
     }
@@ -262,6 +266,7 @@ public enum EventSourceError: Error, Hashable, Sendable, LocalizedError, CustomS
 private struct EventSourceRequest: Requestable {
     let base: any Requestable
     let lastEventID: String
+    let context: RequestContext
 
     var path: String { base.path }
     var isFullPath: Bool { base.isFullPath }
@@ -280,7 +285,11 @@ private struct EventSourceRequest: Requestable {
     var bodyParametersEncodable: (any Encodable & Sendable)? { base.bodyParametersEncodable }
     var bodyEncoding: any ParameterEncoding { base.bodyEncoding }
     var timeoutInterval: TimeInterval? { base.timeoutInterval }
-    var options: RequestOptions { base.options }
+    var options: RequestOptions {
+        var options = base.options
+        options.context = context
+        return options
+    }
 
     func urlRequest(with configuration: any NetworkConfigurable) throws(RequestGenerationError) -> URLRequest {
         var request = try base.urlRequest(with: configuration)

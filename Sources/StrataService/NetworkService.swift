@@ -28,9 +28,20 @@ public protocol NetworkService: Sendable {
     /// default built on ``request(endpoint:completion:)``.
     /// - Throws: ``NetworkError``.
     func request(endpoint: any Requestable) async throws(NetworkError) -> NetworkResponse
+
+    /// `context` with what the service's session manager keeps of the calling task, for requests
+    /// it sends later from elsewhere (an ``EventSource``'s reconnections, from a queue of its own),
+    /// which then carry it in their options (see
+    /// ``/StrataSession/NetworkSessionManager/captureContext(_:)``). By default, `context` as it is.
+    func captureContext(_ context: RequestContext) -> RequestContext
 }
 
 extension NetworkService {
+    /// Returns `context` as it is.
+    public func captureContext(_ context: RequestContext) -> RequestContext {
+        context
+    }
+
     /// For a service that answers only whole (a test double): the whole response, played to
     /// `receiver` once it has arrived.
     public func stream(endpoint: any Requestable, to receiver: any ResponseReceiver) -> any ResponseExchange {

@@ -30,8 +30,9 @@ import StrataCore
 /// **The caller's context.** One hook runs elsewhere: ``captureContext(into:)``, on the thread that
 /// starts the request, in the caller's task, before anything else. What monitors keep there — a
 /// trace context, a logger, any task-local value — is bound again (``/StrataCore/RequestContext``)
-/// around every other hook of that request, and around its adapters, retriers, redirect decisions
-/// and transport, so each sees the caller's task-local values as the caller had them.
+/// around every other hook of that request, and around its adapters, retriers, redirect decisions,
+/// reachability gate and transport, so each sees the caller's task-local values as the caller had
+/// them. An `EventSource` (`StrataService`) keeps them as it starts, for every connection it makes.
 public protocol EventMonitor: Sendable {
     /// A request is starting, on the caller's thread: keep in `context` what the request's code and
     /// this monitor's hooks need of the caller's task (see ``/StrataCore/RequestContext``).

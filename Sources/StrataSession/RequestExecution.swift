@@ -129,7 +129,7 @@ final class RequestExecution: Sendable {
 
     private func attempt() {
         guard !call.isCancelled else { return }
-        if let reachability = core.reachability, !reachability.isReachable(original.url) {
+        if let reachability = core.reachability, !context.run({ reachability.isReachable(original.url) }) {
             call.complete(TransportOutcome(error: URLError(.notConnectedToInternet)))
             return
         }

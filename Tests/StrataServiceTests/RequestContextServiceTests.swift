@@ -72,6 +72,37 @@ private final class TenantMonitor: EventMonitor, Transport {
         #expect(monitor.log == ["acme"])
     }
 
+    /// An event source connects from a queue of its own, and again after each connection ends:
+    /// every connection carries the context its caller had when it started the source.
+    @Test func everyConnectionOfAnEventSourceKeepsTheCallersContext() async throws {
+        let connections = Locked(0)
+        let stream = URLProtocolStub { _ in
+            connections.withLock { count in
+                count += 1
+                return count
+            } <= 3
+                ? .response(
+                    statusCode: 200, headers: ["Content-Type": "text/event-stream"], body: Data("data: a\n\n".utf8))
+                : .response(statusCode: 204)
+        }
+        let monitor = TenantMonitor(URLSessionTransport(configuration: stream.makeSessionConfiguration()))
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: stream.baseURL),
+            sessionManager: SessionManager(transport: monitor, monitors: [monitor]))
+        let ended = CompletionRecorder<Result<Void, NetworkError>>()
+        let events = CompletionRecorder<ServerSentEvent>()
+        DispatchQueue(label: "caller").async {
+            Tenant.$current.withValue("acme") {
+                _ = service.eventSource(
+                    endpoint: Endpoint<Void>(path: "events"), reconnectionTime: 0, onEvent: events.record,
+                    completion: ended.record)
+            }
+        }
+        try #require(await ended.first()).get()
+        #expect(events.callCount == 3)
+        #expect(monitor.log == ["acme", "acme", "acme", "acme"])
+    }
+
     @Test func theAsyncAPIKeepsTheCallersContextForEveryEncoding() async throws {
         let (service, monitor) = service()
         try await Tenant.$current.withValue("acme") {

@@ -182,6 +182,36 @@ private struct TenantRetrier: RequestRetrier {
         #expect(captures.value == 1)
     }
 
+    /// A retry after a delay starts from a timer's thread: the reachability gate still sees the
+    /// caller's values there, as every other step does.
+    @Test func theReachabilityGateSeesTheCallersValuesOnEveryAttempt() async throws {
+        struct Gate: ReachabilityGate {
+            let monitor: TenantMonitor
+            func isReachable(_ url: URL?) -> Bool {
+                monitor.note("gate")
+                return true
+            }
+        }
+        struct LaterRetrier: RequestRetrier {
+            func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
+                completion(failure.attemptCount < 2 ? .retryAfter(0.01) : .doNotRetry)
+            }
+        }
+        let calls = Locked(0)
+        let stub = URLProtocolStub { _ in
+            calls.withLock { count in
+                count += 1
+                return count
+            } == 1 ? .response(statusCode: 503) : .response(statusCode: 200)
+        }
+        let monitor = TenantMonitor()
+        let manager = SessionManager(
+            configuration: stub.makeSessionConfiguration(), retriers: [LaterRetrier()],
+            reachability: Gate(monitor: monitor), monitors: [monitor])
+        _ = try #require(await sendAsAcmeFromAPlainThread(URLRequest(url: stub.baseURL), through: manager))
+        #expect(monitor.log.filter { $0.hasPrefix("gate") } == ["gate: acme", "gate: acme"])
+    }
+
     /// Sends `request` with the tenant `acme` bound, from a thread with no task at all, as an app's
     /// main thread or a dispatch queue is; its outcome.
     private func sendAsAcmeFromAPlainThread(_ request: URLRequest, through manager: SessionManager) async -> Outcome? {

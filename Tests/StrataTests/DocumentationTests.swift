@@ -44,7 +44,8 @@ import Testing
         }
     }()
 
-    /// The README and every article and landing page of the catalogs under Sources.
+    /// The README and every article and landing page of the catalogs under Sources, and of
+    /// StrataObservability's.
     static let documents: [String] = {
         let sources = root.appendingPathComponent("Sources")
         let catalogs = (try? FileManager.default.contentsOfDirectory(atPath: sources.path)) ?? []
@@ -54,7 +55,12 @@ import Testing
                 (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path))
             return (files ?? []).filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
         }
-        return ["README.md"] + pages
+        // The catalogs of the packages beside the root that have one.
+        let observability = "StrataObservability/Sources/StrataObservability/StrataObservability.docc"
+        let files = try? FileManager.default.contentsOfDirectory(
+            atPath: root.appendingPathComponent(observability).path)
+        let packages = (files ?? []).filter { $0.hasSuffix(".md") }.sorted().map { "\(observability)/\($0)" }
+        return ["README.md"] + pages + packages
     }()
 
     @Test func everyModuleHasACatalog() {
