@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of every product with the toolchain's docc, warnings as errors, and
-# merges it into one archive: .build/documentation/Strata.doccarchive. No plugin and no package
-# dependency is involved. Each module links to the layers below it with absolute links
-# (``/StrataCore/HTTPHeaders``), resolved against their archives, so modules build bottom to top.
+# Builds the DocC documentation of every product (and of the StrataObservability package) with the
+# toolchain's docc, warnings as errors, and merges it into one archive:
+# .build/documentation/Strata.doccarchive. No plugin is involved. Each module links to the layers
+# below it with absolute links (``/StrataCore/HTTPHeaders``), resolved against their archives, so
+# modules build bottom to top.
 #
 #   scripts/docs.sh                       # build and check
 #   docc preview Sources/StrataSession/StrataSession.docc \
@@ -50,6 +51,29 @@ for module in "${modules[@]}"; do
     archives+=("$out/modules/$module.doccarchive")
     echo "documented $module"
 done
+
+# StrataObservability, a package of its own (on swift-log, swift-metrics and swift-distributed-tracing):
+# its symbol graph from a build of its own, its catalog linked to the archives above.
+written="$PWD/.build/docs-observability/symbol-graphs"
+mkdir -p "$written" "$out/symbol-graphs/StrataObservability"
+swift build --package-path StrataObservability --scratch-path .build/docs-observability --target StrataObservability \
+    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$written" \
+    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
+    -Xswiftc -symbol-graph-skip-synthesized-members >"$out/symbol-graphs-observability.log" 2>&1 ||
+    { cat "$out/symbol-graphs-observability.log"; exit 1; }
+cp "$written"/StrataObservability*.symbols.json "$out/symbol-graphs/StrataObservability/"
+dependencies=()
+for archive in "${archives[@]}"; do dependencies+=(--dependency "$archive"); done
+if ! "${docc[@]}" convert StrataObservability/Sources/StrataObservability/StrataObservability.docc \
+    --additional-symbol-graph-dir "$out/symbol-graphs/StrataObservability" \
+    --fallback-display-name StrataObservability --fallback-bundle-identifier org.strata.StrataObservability \
+    --enable-experimental-external-link-support "${dependencies[@]}" --warnings-as-errors \
+    --output-path "$out/modules/StrataObservability.doccarchive" >"$out/modules/StrataObservability.log" 2>&1; then
+    cat "$out/modules/StrataObservability.log"
+    exit 1
+fi
+archives+=("$out/modules/StrataObservability.doccarchive")
+echo "documented StrataObservability"
 
 "${docc[@]}" merge "${archives[@]}" --synthesized-landing-page-name "Strata packages" --output-path "$out/Strata.doccarchive" \
     >"$out/merge.log" 2>&1 || { cat "$out/merge.log"; exit 1; }

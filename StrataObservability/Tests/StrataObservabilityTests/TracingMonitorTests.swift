@@ -105,6 +105,33 @@ import Tracing
         #expect(stub.requests.first?.value(forHTTPHeaderField: InMemoryTracer.traceIDKey) == nil)
     }
 
+    /// The manager's redaction decides what does not follow a redirect to another origin than the
+    /// caller addressed: with the instrument's fields among its names, the context stays home.
+    @Test(arguments: [false, true]) func theContextFollowsARedirectElsewhereUnlessTheRedactionKeepsItHome(
+        keptHome: Bool
+    ) async throws {
+        let far = URLProtocolStub { _ in .response(statusCode: 200, body: Data("{}".utf8)) }
+        let near = URLProtocolStub { _ in .response(statusCode: 302, headers: ["Location": "\(far.baseURL)/landing"]) }
+        let tracer = InMemoryTracer()
+        let tracing = TracingMonitor(tracer: tracer)
+        let manager = SessionManager(
+            configuration: near.makeSessionConfiguration(),
+            adapters: [tracing.injector],
+            redaction: keptHome
+                ? Redaction(extraHeaderNames: [InMemoryTracer.traceIDKey, InMemoryTracer.spanIDKey]) : .standard,
+            monitors: [tracing])
+        let service = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: near.baseURL), sessionManager: manager),
+            completionQueue: DispatchQueue(label: "completions"))
+        try await service.request(Endpoint<Void>(path: "away"))
+        let span = try #require(try await finished(tracer, count: 1).first)
+        #expect(near.requests.first?.value(forHTTPHeaderField: InMemoryTracer.traceIDKey) == span.traceID)
+        let landed = try #require(far.requests.first)
+        #expect(landed.value(forHTTPHeaderField: InMemoryTracer.traceIDKey) == (keptHome ? nil : span.traceID))
+        #expect(landed.value(forHTTPHeaderField: InMemoryTracer.spanIDKey) == (keptHome ? nil : span.spanID))
+    }
+
     @Test func everySpanEndsExactlyOnceUnderAStormOfCancellations() async throws {
         let tracer = InMemoryTracer()
         let service = service(tracer)
