@@ -8,7 +8,7 @@ import StrataSession
 #endif
 
 /// An event monitor that logs every request through a swift-log `Logger`: the manager's, or the
-/// one a request names in its options (``StrataCore/RequestOptions/logger``).
+/// one a request names in its options (`RequestOptions.logger`).
 ///
 /// It logs as swift-log asks of a library: nothing above `debug` for a request that went as
 /// planned, `info` only for what the caller is not told otherwise (a retry), nothing above `info`
@@ -43,7 +43,7 @@ public struct LoggingMonitor: EventMonitor {
     /// - Parameters:
     ///   - logger: The logger of every request that names none in its options.
     ///   - redaction: What the URLs logged hide: the query values it names secret. By default
-    ///     ``StrataCore/Redaction/standard``.
+    ///     ``/StrataCore/Redaction/standard``.
     public init(logger: Logger, redaction: Redaction = .standard) {
         self.logger = logger
         self.redaction = redaction
@@ -127,7 +127,7 @@ public struct LoggingMonitor: EventMonitor {
     }
 }
 
-/// The key of a request's own logger in its ``StrataCore/RequestContext``.
+/// The key of a request's own logger in its ``/StrataCore/RequestContext``.
 enum RequestLoggerKey: RequestContextKey {
     typealias Value = Logger
 }

@@ -40,7 +40,7 @@ public struct TracingMonitor: EventMonitor {
     /// Creates a monitor.
     /// - Parameters:
     ///   - tracer: Opens the spans; by default the process's (`InstrumentationSystem.tracer`).
-    ///   - redaction: What the URLs in attributes hide. By default ``StrataCore/Redaction/standard``.
+    ///   - redaction: What the URLs in attributes hide. By default ``/StrataCore/Redaction/standard``.
     public init(tracer: any Tracer = InstrumentationSystem.tracer, redaction: Redaction = .standard) {
         self.tracer = tracer
         self.redaction = redaction
@@ -58,7 +58,7 @@ public struct TracingMonitor: EventMonitor {
         TraceContextInjector(instrument: instrument ?? tracer, origins: origins)
     }
 
-    /// ``injector(origins:)`` for every origin.
+    /// ``injector(instrument:origins:)`` for every origin.
     public var injector: some RequestAdapter { injector() }
 
     /// Keeps the caller's `ServiceContext`: the parent of the request's span.
