@@ -97,44 +97,82 @@ public struct Redaction: Hashable, Sendable {
     /// `text`, read as a URL as far as it goes, with user information in the authority and the
     /// values of covered keys in the query and the fragment replaced by the placeholder. Works on
     /// text that is not a valid URL, such as one that failed to parse.
+    ///
+    /// The delimiters are ASCII, so the text is read as UTF-8 bytes, never as characters: every
+    /// log line and span of a request goes through here.
     public func redact(urlText text: String) -> String {
         var rest = Substring(text)
         var result = ""
-        if let separator = rest.range(of: "://") {
-            result += rest[..<separator.upperBound]
-            rest = rest[separator.upperBound...]
-            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        result.reserveCapacity(text.utf8.count)
+        if let separator = Self.schemeSeparator(in: rest) {
+            result += rest[..<separator]
+            rest = rest[separator...]
+            let authorityEnd = rest.utf8.firstIndex { $0 == .slash || $0 == .question || $0 == .hash } ?? rest.endIndex
             let authority = rest[..<authorityEnd]
-            if let at = authority.lastIndex(of: "@") {
-                result += placeholder + "@" + authority[authority.index(after: at)...]
+            if let at = authority.utf8.lastIndex(of: .at) {
+                result += placeholder
+                result += authority[at...]
             } else {
                 result += authority
             }
             rest = rest[authorityEnd...]
         }
-        let fragmentStart = rest.firstIndex(of: "#")
+        let fragmentStart = rest.utf8.firstIndex(of: .hash)
         let beforeFragment = rest[..<(fragmentStart ?? rest.endIndex)]
-        if let queryStart = beforeFragment.firstIndex(of: "?") {
-            result += beforeFragment[..<queryStart] + "?"
-            result += redactQuery(beforeFragment[beforeFragment.index(after: queryStart)...])
+        if let queryStart = beforeFragment.utf8.firstIndex(of: .question) {
+            // Slices by byte: a character's index would take a combining mark after the `?` with it.
+            let query = beforeFragment.utf8.index(after: queryStart)
+            result += beforeFragment[..<query]
+            appendRedactedQuery(beforeFragment[query...], keys: queryKeys, to: &result)
         } else {
             result += beforeFragment
         }
         if let fragmentStart {
-            result += "#" + redactQuery(rest[rest.index(after: fragmentStart)...])
+            result += "#"
+            appendRedactedQuery(rest[rest.utf8.index(after: fragmentStart)...], keys: queryKeys, to: &result)
         }
         return result
+    }
+
+    /// Where what follows the first `://` of `text` starts.
+    private static func schemeSeparator(in text: Substring) -> String.Index? {
+        let bytes = text.utf8
+        var next = bytes.startIndex
+        while let colon = bytes[next...].firstIndex(of: .colon) {
+            let after = bytes.index(after: colon)
+            if bytes[after...].starts(with: "//".utf8) {
+                return bytes.index(after, offsetBy: 2)
+            }
+            next = after
+        }
+        return nil
     }
 
     /// `key=value` pairs separated by `&`, with the values of covered keys (`keys`, by default the
     /// query keys) replaced. A nested key matches when any part does (`token[0]`, `user[token]`).
     public func redactQuery(_ query: Substring, keys: Set<String>? = nil) -> String {
-        let keys = keys ?? queryKeys
-        return query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let decoded = String(name).removingPercentEncoding ?? String(name)
-            return Self.covers(decoded, keys) ? "\(name)=\(placeholder)" : String(pair)
-        }.joined(separator: "&")
+        var result = ""
+        appendRedactedQuery(query, keys: keys ?? queryKeys, to: &result)
+        return result
+    }
+
+    private func appendRedactedQuery(_ query: Substring, keys: Set<String>, to result: inout String) {
+        var first = true
+        for pair in query.utf8.split(separator: .ampersand, omittingEmptySubsequences: false) {
+            if !first { result += "&" }
+            first = false
+            let pair = Substring(pair)
+            let name = pair[..<(pair.utf8.firstIndex(of: .equals) ?? pair.endIndex)]
+            let decoded =
+                name.utf8.contains(.percent) ? String(name).removingPercentEncoding ?? String(name) : String(name)
+            if Self.covers(decoded, keys) {
+                result += name
+                result += "="
+                result += placeholder
+            } else {
+                result += pair
+            }
+        }
     }
 
     /// `error` with the URL it keeps redacted: its failing URL becomes redacted text, and what else
@@ -163,3 +201,14 @@ public struct Redaction: Hashable, Sendable {
 
 /// ``Redaction/standard``'s storage.
 private let standardPolicy = Locked(Redaction())
+
+extension UInt8 {
+    fileprivate static let slash = UInt8(ascii: "/")
+    fileprivate static let question = UInt8(ascii: "?")
+    fileprivate static let hash = UInt8(ascii: "#")
+    fileprivate static let at = UInt8(ascii: "@")
+    fileprivate static let colon = UInt8(ascii: ":")
+    fileprivate static let ampersand = UInt8(ascii: "&")
+    fileprivate static let equals = UInt8(ascii: "=")
+    fileprivate static let percent = UInt8(ascii: "%")
+}

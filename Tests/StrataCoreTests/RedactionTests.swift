@@ -54,6 +54,21 @@ import Testing
         #expect(redaction.redact(urlText: "") == "")
     }
 
+    /// The delimiters are read as bytes: text around them, whatever its characters, is kept as it
+    /// is, and a delimiter a combining mark follows still delimits (a secret behind it is hidden).
+    @Test func delimitersAreFoundWhateverTheCharactersAroundThem() {
+        let redaction = Redaction()
+        #expect(
+            redaction.redact(urlText: "https://ü:p@hôst.example/päth?tökén=1&token=s3cr3t#token=x&é")
+                == "https://<redacted>@hôst.example/päth?tökén=1&token=<redacted>#token=<redacted>&é")
+        #expect(
+            redaction.redact(urlText: "https://h/p?\u{301}x=1&token=s3cr3t")
+                == "https://h/p?\u{301}x=1&token=<redacted>")
+        #expect(redaction.redact(urlText: "a:b://c") == "a:b://c")
+        #expect(redaction.redact(urlText: "::://u@h") == "::://<redacted>@h")
+        #expect(redaction.redact(urlText: "https://h?&&=&token") == "https://h?&&=&token=<redacted>")
+    }
+
     @Test func aURLErrorKeepsItsCodeAndOnlyARedactedFailingURL() throws {
         let url = try #require(URL(string: "https://api.example.com/x?api_key=s3cret"))
         let error = URLError(
