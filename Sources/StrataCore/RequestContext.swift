@@ -25,6 +25,9 @@ public struct RequestContext: Sendable {
     /// Whether a session manager has filled it already, on the thread that started the request: a
     /// service that hops to another queue before sending fills it first, so that it is filled once.
     package var isCaptured = false
+    /// What the layer above will report of the request's response, claimed by the request that
+    /// starts with this context (see ``ResponseHandling``).
+    package var responseHandling: ResponseHandling?
 
     /// An empty context.
     public init() {}

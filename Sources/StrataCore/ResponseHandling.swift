@@ -13,11 +13,6 @@
 package final class ResponseHandling: Sendable {
     @TaskLocal private static var current: ResponseHandling?
 
-    /// Where a request keeps the report it claimed.
-    package enum Key: RequestContextKey {
-        package typealias Value = ResponseHandling
-    }
-
     private enum State: Sendable {
         /// No request has claimed it.
         case open

@@ -43,6 +43,15 @@ public protocol EventMonitor: Sendable {
     /// follows exactly once. What a monitor adds to `context` here — the context of a span it
     /// opened for the request — is bound, inside what was kept, around the request's code and hooks.
     func requestStarting(_ request: URLRequest, id: RequestID, context: inout RequestContext)
+    /// The hooks this monitor wants called for a request that starts with `context` (what the
+    /// monitors kept of its caller, after ``requestStarting(_:id:context:)``). Asked once per
+    /// request; a hook no monitor wants is not queued at all. By default ``MonitoredEvents/all``.
+    ///
+    /// A monitor that implements a few hooks names them, and one whose hooks would do nothing for
+    /// this request (a logger whose level lets nothing through) names none: it then costs the
+    /// request nearly nothing. ``captureContext(into:)`` and ``requestStarting(_:id:context:)``
+    /// are always called.
+    func events(for context: RequestContext) -> MonitoredEvents
     /// A request was handed to the manager, as the caller made it.
     func requestCreated(_ request: URLRequest, id: RequestID)
     /// The adapters have run for an attempt (or for a redirect's next request).
@@ -71,6 +80,8 @@ extension EventMonitor {
     public func captureContext(into context: inout RequestContext) {}
     /// Adds nothing.
     public func requestStarting(_ request: URLRequest, id: RequestID, context: inout RequestContext) {}
+    /// Every hook.
+    public func events(for context: RequestContext) -> MonitoredEvents { .all }
     /// Does nothing.
     public func requestCreated(_ request: URLRequest, id: RequestID) {}
     /// Does nothing.
@@ -89,6 +100,34 @@ extension EventMonitor {
     public func requestFinished(
         _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
     ) {}
+}
+
+/// Hooks of an ``EventMonitor``, as it names those it wants (``EventMonitor/events(for:)``).
+public struct MonitoredEvents: OptionSet, Hashable, Sendable {
+    /// One bit per hook.
+    public let rawValue: UInt8
+
+    /// Makes a set of hooks from its bits.
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    /// ``EventMonitor/requestCreated(_:id:)``.
+    public static let created = MonitoredEvents(rawValue: 1 << 0)
+    /// ``EventMonitor/requestAdapted(_:id:attempt:)``.
+    public static let adapted = MonitoredEvents(rawValue: 1 << 1)
+    /// ``EventMonitor/requestSent(_:id:attempt:)``.
+    public static let sent = MonitoredEvents(rawValue: 1 << 2)
+    /// ``EventMonitor/responseReceived(_:for:id:timing:)``.
+    public static let received = MonitoredEvents(rawValue: 1 << 3)
+    /// ``EventMonitor/requestRedirected(_:to:id:)``.
+    public static let redirected = MonitoredEvents(rawValue: 1 << 4)
+    /// ``EventMonitor/requestRetrying(_:delay:id:)``.
+    public static let retrying = MonitoredEvents(rawValue: 1 << 5)
+    /// ``EventMonitor/requestFinished(_:for:id:metrics:)``.
+    public static let finished = MonitoredEvents(rawValue: 1 << 6)
+    /// Every hook.
+    public static let all: MonitoredEvents = [.created, .adapted, .sent, .received, .redirected, .retrying, .finished]
 }
 
 /// Tells one request's events from another's: unique among a process's requests.
@@ -170,7 +209,7 @@ struct EventMonitors: Sendable {
         for monitor in monitors {
             monitor.captureContext(into: &context)
         }
-        context[ResponseHandling.Key.self] = ResponseHandling.claim()
+        context.responseHandling = ResponseHandling.claim()
         context.isCaptured = true
         return context
     }
@@ -186,15 +225,37 @@ struct EventMonitors: Sendable {
         return started
     }
 
-    /// Runs `event` for every monitor, in order, on the event queue, inside `context`.
-    func emit(in context: RequestContext, _ event: @escaping @Sendable (any EventMonitor) -> Void) {
-        guard let queue else { return }
+    /// What each monitor wants of a request that starts with `context`, in the monitors' order.
+    func interests(in context: RequestContext) -> Interests {
+        Interests(each: monitors.map { $0.events(for: context) })
+    }
+
+    /// Runs `event` for every monitor that wants `kind`, in order, on the event queue, inside
+    /// `context`; nothing is queued if none does.
+    func emit(
+        _ kind: MonitoredEvents, to interests: Interests, in context: RequestContext,
+        _ event: @escaping @Sendable (any EventMonitor) -> Void
+    ) {
+        guard let queue, interests.any.contains(kind) else { return }
         queue.async { [monitors] in
             context.run {
-                for monitor in monitors {
+                for (monitor, wanted) in zip(monitors, interests.each) where wanted.contains(kind) {
                     event(monitor)
                 }
             }
+        }
+    }
+
+    /// The hooks each monitor wants for one request.
+    struct Interests: Sendable {
+        /// One per monitor, in the monitors' order.
+        let each: [MonitoredEvents]
+        /// The hooks some monitor wants.
+        let any: MonitoredEvents
+
+        init(each: [MonitoredEvents]) {
+            self.each = each
+            any = each.reduce([]) { $0.union($1) }
         }
     }
 }

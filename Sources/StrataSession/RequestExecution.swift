@@ -99,14 +99,14 @@ final class RequestExecution: Sendable {
             record = nil
         } else {
             // Not kept in the context: the report would then hold, through it, what it must drop.
-            let handling = context[ResponseHandling.Key.self]
-            context[ResponseHandling.Key.self] = nil
+            let handling = context.responseHandling
+            context.responseHandling = nil
             // Started here, on the caller's thread: a span a monitor opens is the child of the caller's.
             let id = RequestID.next()
             context = core.monitors.starting(request, id: id, in: context)
             record = ExecutionRecord(
                 id: id, original: request, monitors: core.monitors, context: context,
-                handling: handling)
+                interests: core.monitors.interests(in: context), handling: handling)
         }
         self.context = context
         self.record = record
@@ -651,6 +651,8 @@ private final class ExecutionRecord: Sendable {
     private let original: URLRequest
     private let monitors: EventMonitors
     private let context: RequestContext
+    /// The hooks each monitor wants of this request.
+    private let interests: EventMonitors.Interests
     /// What the layer above will report of the response, if it said it would.
     private let handling: ResponseHandling?
     private let createdAt = ContinuousClock.now
@@ -658,21 +660,28 @@ private final class ExecutionRecord: Sendable {
 
     init(
         id: RequestID, original: URLRequest, monitors: EventMonitors, context: RequestContext,
-        handling: ResponseHandling?
+        interests: EventMonitors.Interests, handling: ResponseHandling?
     ) {
         self.id = id
         self.original = original
         self.monitors = monitors
         self.context = context
+        self.interests = interests
         self.handling = handling
     }
 
+    // Each hook is checked for before its event is made: an event's closure is allocated as it is made.
+
     func created() {
-        monitors.emit(in: context) { [original, id] in $0.requestCreated(original, id: id) }
+        guard interests.any.contains(.created) else { return }
+        monitors.emit(.created, to: interests, in: context) { [original, id] in $0.requestCreated(original, id: id) }
     }
 
     func adapted(_ request: URLRequest, attempt: Int) {
-        monitors.emit(in: context) { [id] in $0.requestAdapted(request, id: id, attempt: attempt) }
+        guard interests.any.contains(.adapted) else { return }
+        monitors.emit(.adapted, to: interests, in: context) { [id] in
+            $0.requestAdapted(request, id: id, attempt: attempt)
+        }
     }
 
     /// - Returns: When `request` was handed to the transport.
@@ -681,37 +690,47 @@ private final class ExecutionRecord: Sendable {
             state.lastSent = request
             state.attempts = max(state.attempts, attempt)
         }
-        monitors.emit(in: context) { [id] in $0.requestSent(request, id: id, attempt: attempt) }
+        guard interests.any.contains(.sent) else { return .now }
+        monitors.emit(.sent, to: interests, in: context) { [id] in $0.requestSent(request, id: id, attempt: attempt) }
         return .now
     }
 
     func received(_ outcome: TransportOutcome, for request: URLRequest, attempt: Int, sentAt: ContinuousClock.Instant) {
         let timing = AttemptTiming(attempt: attempt, sent: sentAt, duration: .now - sentAt)
         state.withLock { $0.exchanges.append(timing) }
-        monitors.emit(in: context) { [id] in $0.responseReceived(outcome, for: request, id: id, timing: timing) }
+        guard interests.any.contains(.received) else { return }
+        monitors.emit(.received, to: interests, in: context) { [id] in
+            $0.responseReceived(outcome, for: request, id: id, timing: timing)
+        }
     }
 
     func redirected(_ response: HTTPURLResponse, to next: URLRequest) {
-        monitors.emit(in: context) { [id] in $0.requestRedirected(response, to: next, id: id) }
+        guard interests.any.contains(.redirected) else { return }
+        monitors.emit(.redirected, to: interests, in: context) { [id] in
+            $0.requestRedirected(response, to: next, id: id)
+        }
     }
 
     func retrying(_ failure: RequestFailure, delay: TimeInterval) {
-        monitors.emit(in: context) { [id] in $0.requestRetrying(failure, delay: delay, id: id) }
+        guard interests.any.contains(.retrying) else { return }
+        monitors.emit(.retrying, to: interests, in: context) { [id] in $0.requestRetrying(failure, delay: delay, id: id)
+        }
     }
 
     func finished(_ outcome: TransportOutcome) {
+        guard interests.any.contains(.finished) else { return }
         let (request, metrics) = state.withLock { state in
             (
                 state.lastSent ?? original,
                 RequestMetrics(exchanges: state.exchanges, attempts: state.attempts, duration: .now - createdAt)
             )
         }
-        let tell: @Sendable ((any Error)?) -> Void = { [monitors, context, id] error in
+        let tell: @Sendable ((any Error)?) -> Void = { [monitors, interests, context, id] error in
             var finished = outcome
             if let error {
                 finished.error = error
             }
-            monitors.emit(in: context) { [finished] in
+            monitors.emit(.finished, to: interests, in: context) { [finished] in
                 $0.requestFinished(finished, for: request, id: id, metrics: metrics)
             }
         }

@@ -100,30 +100,22 @@ public struct DefaultDataTransferService: DataTransferService {
     }
 
     /// Runs `body`, which sends one request and makes the caller's result of it, and tells the
-    /// request's monitors what became of it (see ``report(_:to:)``).
+    /// request's monitors what became of it (see ``DataTransferError/reported``).
     private func reporting<Value>(
         _ body: () async throws(DataTransferError) -> Value, isolation: isolated (any Actor)? = #isolation
     ) async throws(DataTransferError) -> Value {
         let handling = ResponseHandling()
         let result = await handling.run { () async -> Result<Value, DataTransferError> in
             do throws(DataTransferError) {
-                return .success(try await body())
+                let value = try await body()
+                handling.handled(nil)
+                return .success(value)
             } catch {
+                handling.handled(error.reported)
                 return .failure(error)
             }
         }
-        Self.report(result, to: handling)
         return try result.get()
-    }
-
-    /// Tells a request's monitors (``/StrataSession/EventMonitor``) what the caller got, where it is
-    /// not what the manager delivered: a body that did not decode, an error the resolver turned
-    /// into another. A network failure left as it was is the manager's own.
-    private static func report<Value>(_ result: Result<Value, DataTransferError>, to handling: ResponseHandling) {
-        switch result {
-        case .success, .failure(.networkFailure): handling.handled(nil)
-        case .failure(let error): handling.handled(error)
-        }
     }
 
     /// The response to `endpoint`, its failure resolved.
@@ -143,25 +135,26 @@ public struct DefaultDataTransferService: DataTransferService {
         decode: @escaping @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
         completion: @escaping CompletionHandler<DataTransferResponse<Value>>
     ) -> any NetworkCancellable {
-        let handling = ResponseHandling()
-        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled))) {
-            (result: Result<DataTransferResponse<Value>, DataTransferError>) in
-            Self.report(result, to: handling)
+        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled))) { result in
             queue.async { completion(result) }
         }
+        // Told what the caller gets where it is known; a request cancelled first lets it go unsaid.
+        let handling = ResponseHandling()
         let resolver = errorResolver
         call.attach(
             handling.run {
                 networkService.request(endpoint: endpoint) { result in
                     switch result {
                     case .success(let response) where response.body.count <= Self.inlineDecodingLimit:
-                        Self.decode(response, with: decode, completing: call)
+                        Self.decode(response, with: decode, completing: call, reporting: handling)
                     case .success(let response):
                         StrataQueue.make("Strata.DataTransfer.decoding").async {
-                            Self.decode(response, with: decode, completing: call)
+                            Self.decode(response, with: decode, completing: call, reporting: handling)
                         }
                     case .failure(let error):
-                        call.complete(.failure(Self.resolve(error, with: resolver)))
+                        let resolved = Self.resolve(error, with: resolver)
+                        handling.handled(resolved.reported)
+                        call.complete(.failure(resolved))
                     }
                 }
             }
@@ -172,15 +165,19 @@ public struct DefaultDataTransferService: DataTransferService {
     private static func decode<Value: Sendable>(
         _ response: NetworkResponse,
         with decode: @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
-        completing call: CancellableCompletion<Result<DataTransferResponse<Value>, DataTransferError>>
+        completing call: CancellableCompletion<Result<DataTransferResponse<Value>, DataTransferError>>,
+        reporting handling: ResponseHandling
     ) {
         // A request cancelled while it waited for the decoding queue is not decoded at all.
         guard !call.isCompleted else { return }
-        call.complete(
-            Result { () throws(DataTransferError) in
-                DataTransferResponse(value: try decode(response), response: response)
-            }
-        )
+        do throws(DataTransferError) {
+            let value = try decode(response)
+            handling.handled(nil)
+            call.complete(.success(DataTransferResponse(value: value, response: response)))
+        } catch {
+            handling.handled(error.reported)
+            call.complete(.failure(error))
+        }
     }
 
     /// Runs `endpoint` through the network service's stream, decoding its parts with `decoder`;
@@ -267,5 +264,15 @@ public struct DefaultDataTransferService: DataTransferService {
         } catch {
             throw response.body.isEmpty ? .noResponse : .parsing(error, body: response.body)
         }
+    }
+}
+
+extension DataTransferError {
+    /// What a request's monitors are told the caller got (`ResponseHandling`), where
+    /// it is not what the manager delivered: a body that did not decode, an error the resolver
+    /// turned into another. A network failure left as it was is the manager's own: `nil`.
+    fileprivate var reported: (any Error)? {
+        if case .networkFailure = self { return nil }
+        return self
     }
 }

@@ -53,6 +53,7 @@ private final class FinishMonitor: EventMonitor {
         case "/down": return .response(statusCode: 503, body: Data("busy".utf8))
         case "/lines": return .response(statusCode: 200, body: Data("{\"id\": 1}\nnot json\n{\"id\": 3}\n".utf8))
         case "/token": return .response(statusCode: 200, body: Data("t".utf8))
+        case "/slow": return .response(statusCode: 200, body: Data(#"{"id": 7}"#.utf8), delay: 2)
         default: return .response(statusCode: 404)
         }
     }
@@ -184,7 +185,7 @@ private final class FinishMonitor: EventMonitor {
     @Test func aRequestCancelledBeforeItsAnswerEndsOnceAsCancelled() async throws {
         let (transfer, monitor) = stack()
         let recorder = CompletionRecorder<Result<Member, DataTransferError>>()
-        transfer.request(with: Endpoint<Member>(path: "user"), completion: recorder.record).cancel()
+        transfer.request(with: Endpoint<Member>(path: "slow"), completion: recorder.record).cancel()
         #expect(try #require(await recorder.first()).isCancelled)
         let finishes = try await monitor.settled(1)
         #expect(finishes.count == 1)

@@ -56,6 +56,17 @@ public struct LoggingMonitor: EventMonitor {
         context.rebinding { body in withLogger(logger) { _ in body() } }
     }
 
+    /// The hooks whose lines the request's logger lets through: none at `notice` and above, the
+    /// retry at `info`, the redirects and the end too at `debug`, every attempt too at `trace`.
+    public func events(for context: RequestContext) -> MonitoredEvents {
+        switch (context[RequestLoggerKey.self] ?? logger).logLevel {
+        case .trace: [.sent, .redirected, .retrying, .finished]
+        case .debug: [.redirected, .retrying, .finished]
+        case .info: [.retrying]
+        case .notice, .warning, .error, .critical: []
+        }
+    }
+
     /// Logs each request handed to the transport, at `trace`.
     public func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
         let logger = Logger.current

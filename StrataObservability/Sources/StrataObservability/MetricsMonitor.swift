@@ -40,8 +40,13 @@ public struct MetricsMonitor: EventMonitor {
         self.factory = factory
     }
 
-    /// Counts the request in flight.
-    public func requestCreated(_ request: URLRequest, id: RequestID) {
+    /// The hooks it counts in besides the request's start: its retries and its end.
+    public func events(for context: RequestContext) -> MonitoredEvents {
+        [.retrying, .finished]
+    }
+
+    /// Counts the request in flight, as it starts.
+    public func requestStarting(_ request: URLRequest, id: RequestID, context: inout RequestContext) {
         let dimensions = Dimensions(request)
         started.insert(dimensions, for: id)
         Meter(label: "http.client.active_requests", dimensions: dimensions.target, factory: factory).increment()

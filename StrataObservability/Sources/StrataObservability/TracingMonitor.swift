@@ -21,7 +21,7 @@ import Tracing
 /// | Attribute | Value |
 /// | --- | --- |
 /// | `http.request.method` | the method; the span is named after it (`HTTP` for one outside RFC 9110's) |
-/// | `url.full` | the URL last sent, its secrets redacted |
+/// | `url.full` | the URL last sent, its secrets redacted (set as the span ends) |
 /// | `server.address`, `server.port` | the host and port the caller addressed |
 /// | `http.response.status_code` | the final status, if a response came |
 /// | `http.request.resend_count` | how many times the request went again: retries and redirects |
@@ -61,6 +61,12 @@ public struct TracingMonitor: EventMonitor {
     /// ``injector(instrument:origins:)`` for every origin.
     public var injector: some RequestAdapter { injector() }
 
+    /// The hook it traces in besides the request's start: its end (what was sent on the way is in
+    /// the end's metrics).
+    public func events(for context: RequestContext) -> MonitoredEvents {
+        [.finished]
+    }
+
     /// Keeps the caller's `ServiceContext`: the parent of the request's span.
     public func captureContext(into context: inout RequestContext) {
         guard let parent = ServiceContext.current else { return }
@@ -73,8 +79,8 @@ public struct TracingMonitor: EventMonitor {
         let span: any Span = tracer.startSpan(
             method == "_OTHER" ? "HTTP" : method, context: ServiceContext.current ?? .topLevel, ofKind: .client)
         span.attributes["http.request.method"] = method
+        // `url.full` is set as the span ends, from the request last sent, off the caller's path.
         if let url = request.url {
-            span.attributes["url.full"] = redaction.redact(url)
             span.attributes["server.address"] = url.host ?? ""
             span.attributes["server.port"] = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
         }
@@ -84,23 +90,18 @@ public struct TracingMonitor: EventMonitor {
         context.rebinding { body in ServiceContext.withValue(bound, operation: body) }
     }
 
-    /// Counts the sends after the first, and keeps the URL last sent.
-    public func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
-        guard let span = ServiceContext.current?[RequestSpanKey.self] else { return }
-        let sends = span.sent()
-        if sends > 1 {
-            span.span.attributes["http.request.resend_count"] = sends - 1
-        }
-        if let url = request.url {
-            span.span.attributes["url.full"] = redaction.redact(url)
-        }
-    }
-
-    /// Ends the span, with the status and the error if there was one.
+    /// Ends the span, with the URL last sent, how many times the request went again, the status,
+    /// and the error if there was one.
     public func requestFinished(
         _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
     ) {
         guard let span = ServiceContext.current?[RequestSpanKey.self] else { return }
+        if let url = request.url {
+            span.span.attributes["url.full"] = redaction.redact(url)
+        }
+        if metrics.exchanges.count > 1 {
+            span.span.attributes["http.request.resend_count"] = metrics.exchanges.count - 1
+        }
         if let status = outcome.head?.statusCode {
             span.span.attributes["http.response.status_code"] = status
         }
@@ -112,23 +113,14 @@ public struct TracingMonitor: EventMonitor {
     }
 }
 
-/// A request's span, kept in its context, and how many times the request was sent; ended once.
-final class RequestSpan: @unchecked Sendable {  // Sendable: `lock` guards `sends` and `ended`.
+/// A request's span, kept in its context; ended once.
+final class RequestSpan: @unchecked Sendable {  // Sendable: `lock` guards `ended`.
     let span: any Span
     private let lock = NSLock()
-    private var sends = 0
     private var ended = false
 
     init(_ span: any Span) {
         self.span = span
-    }
-
-    /// Counts one more send; how many there were.
-    func sent() -> Int {
-        lock.locked {
-            sends += 1
-            return sends
-        }
     }
 
     /// Ends the span, unless it has ended.
