@@ -18,6 +18,11 @@ let package = Package(
         .package(name: "Strata", path: ".."),
         .package(name: "StrataIntegrationTests", path: "../IntegrationTests"),
         .package(name: "StrataAsyncHTTPClient", path: "../StrataAsyncHTTPClient"),
+        .package(name: "StrataObservability", path: "../StrataObservability"),
+        // What the monitors log, count and trace through: the cost of each monitor is measured.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // The transport's peer: raw AsyncHTTPClient, measured side by side with Strata over it.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -58,6 +63,19 @@ let package = Package(
                 "StackFixture", .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: settings
+        ),
+        .executableTarget(
+            name: "MonitorCost",
+            dependencies: [
+                "StackFixture", .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataObservability", package: "StrataObservability"),
+                .product(name: "StrataAsyncHTTPClient", package: "StrataAsyncHTTPClient"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: settings
         ),

@@ -6,6 +6,7 @@
 #
 #   scripts/bench-nginx.sh                                       # every loopback pair
 #   scripts/bench-nginx.sh 'Loopback GET over AsyncHTTPClient.*' # those matching a regular expression
+#   scripts/bench-nginx.sh 'Monitor cost'                        # the observability monitors' cost
 #
 # Needs nginx (Debian: apt-get install nginx); CI does not run it.
 set -euo pipefail
@@ -51,4 +52,19 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 
-STRATA_BENCH_SERVER="http://127.0.0.1:$port" scripts/bench.sh "$filter"
+[ "$filter" = "Monitor cost" ] || STRATA_BENCH_SERVER="http://127.0.0.1:$port" scripts/bench.sh "$filter"
+
+# What each observability monitor costs a GET over each transport (see scripts/bench.sh).
+if [[ "Monitor cost" =~ $filter ]]; then
+    swift build -c release --package-path Benchmarks --product MonitorCost >"$dir/build.log" 2>&1 ||
+        { cat "$dir/build.log"; exit 1; }
+    binary="$(swift build -c release --package-path Benchmarks --show-bin-path)/MonitorCost"
+    for transport in urlsession ahc; do
+        echo
+        if [ "${BENCH_SMOKE:-0}" = 1 ]; then
+            "$binary" loopback "$transport" "http://127.0.0.1:$port" 20 1
+        else
+            "$binary" loopback "$transport" "http://127.0.0.1:$port" 500 9
+        fi
+    done
+fi

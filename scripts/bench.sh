@@ -5,6 +5,7 @@
 #
 #   scripts/bench.sh                    # every benchmark
 #   scripts/bench.sh 'Stack overhead.*' # those matching a regular expression
+#   scripts/bench.sh 'Monitor cost'     # what each observability monitor costs a request
 #   BENCH_SMOKE=1 scripts/bench.sh      # a short run that only proves they build and run (CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,8 @@ out=$(mktemp -d)
 trap '[ -n "${BENCH_KEEP:-}" ] || rm -rf "$out"' EXIT
 export BENCH_SMOKE="${BENCH_SMOKE:-0}"
 
+# `scripts/bench.sh 'Monitor cost'` runs only the monitors' figures at the end.
+if [ "$filter" != "Monitor cost" ]; then
 swift package --package-path Benchmarks benchmark --filter "$filter" --format jmh --path "$out" --no-progress \
     >"$out/run.log" 2>&1 || { cat "$out/run.log"; exit 1; }
 if grep -q "failed with\|must be present" "$out/run.log"; then
@@ -77,6 +80,7 @@ for index, row in enumerate(rows):
     if index == 0:
         print("  ".join("-" * width for width in widths))
 PY
+fi
 
 # Instructions per request of the stack-overhead pair, counted by valgrind's callgrind: the same on
 # every run, where wall-clock medians on a shared machine move by ±15 %. The difference between
@@ -95,4 +99,34 @@ if command -v valgrind >/dev/null && [[ "Stack overhead — Strata" =~ $filter ]
     python3 -c "import sys; b, s = int(sys.argv[1]), int(sys.argv[2]); print(
         f'\nStack overhead, instructions per request (callgrind): baseline {b:,}, Strata {s:,}, ratio {s / b:.3f}x')" \
         "$base" "$strata"
+fi
+# What each observability monitor costs a request (StrataObservability), through the callback API
+# over a SessionManager on an in-memory transport: instructions per request counted by callgrind
+# (on a copy without debug information, which valgrind cannot read for this binary), then the
+# sides side by side in wall-clock and CPU time. Loopback figures: scripts/bench-nginx.sh.
+if [[ "Monitor cost" =~ $filter ]]; then
+    swift build -c release --package-path Benchmarks --product MonitorCost >"$out/build.log" 2>&1 ||
+        { cat "$out/build.log"; exit 1; }
+    binary="$(swift build -c release --package-path Benchmarks --show-bin-path)/MonitorCost"
+    smoke=$([ "$BENCH_SMOKE" = 1 ] && echo 1 || echo 0)
+    if command -v valgrind >/dev/null; then
+        objcopy --strip-debug "$binary" "$out/MonitorCost"
+        n=$([ "$smoke" = 1 ] && echo 20 || echo 1000)
+        count() {
+            SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+                "$out/MonitorCost" instructions "$1" "$2" 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+        }
+        echo
+        echo "Monitor cost, instructions per request (callgrind), in-memory transport:"
+        base=0
+        for side in none logging metrics tracing all; do
+            per=$(( ($(count "$side" $((2 * n))) - $(count "$side" "$n")) / n ))
+            [ "$side" = none ] && base=$per
+            python3 -c "import sys; s, p, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]); print(
+                f'  {s:8} {p:>9,}  {p / max(b, 1):.3f}x')" "$side" "$per" "$base"
+        done
+    fi
+    echo
+    echo "Monitor cost, in-memory transport, sides in turn (median per GET):"
+    if [ "$smoke" = 1 ]; then "$binary" memory 50 1; else "$binary" memory 2000 9; fi
 fi
