@@ -145,6 +145,44 @@ import Tracing
             seen.values == Array(repeating: "00-\(span.traceID)-\(span.spanID)-01", count: 2),
             "\(TestTransport.current)")
     }
+
+    /// Requests cancelled at every point — before they are sent, while the server waits, as the
+    /// answer comes — each end their span exactly once, and no span is left open.
+    @Test func everySpanEndsExactlyOnceUnderAStormOfCancellations() async throws {
+        let tracer = InMemoryTracer()
+        let tracing = TracingMonitor(tracer: tracer)
+        let server = try await TestServer.start()
+        defer { Task { try? await server.shutdown() } }
+        let manager = SessionManager.underTest(adapters: [tracing.injector], monitors: [tracing])
+        let service = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL), sessionManager: manager),
+            completionQueue: DispatchQueue(label: "completions"))
+        let total = 120
+        let completions = CompletionRecorder<Bool>()
+        var generator = SeededGenerator(seed: 33)
+        for index in 0..<total {
+            let call = service.request(with: Endpoint<Void>(path: "delay/\(index % 4 * 10)")) { result in
+                completions.record((try? result.get()) != nil)
+            }
+            // Every third request is left to finish: the storm hits both sides of the answer.
+            let delay = Double.random(in: 0...0.05, using: &generator)
+            guard !index.isMultiple(of: 3) else { continue }
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { call.cancel() }
+        }
+        for _ in 0..<1000 where tracer.finishedSpans.count < total || completions.callCount < total {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let spans = tracer.finishedSpans
+        #expect(completions.callCount == total)
+        #expect(spans.count == total, "\(TestTransport.current)")
+        #expect(Set(spans.map(\.spanID)).count == total)
+        #expect(tracer.activeSpans.isEmpty)
+        let cancelled = spans.filter { $0.attributes["error.type"]?.toSpanAttribute() == "URLError(-999)" }.count
+        #expect(cancelled > 0 && cancelled <= total - total / 3, "\(cancelled) of \(total) cancelled")
+        #expect(completions.values.filter { $0 }.count >= total / 3)
+    }
 }
 
 /// Writes an in-memory span's context as W3C `traceparent`.
