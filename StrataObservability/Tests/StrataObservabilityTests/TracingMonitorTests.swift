@@ -132,6 +132,27 @@ import Tracing
         #expect(landed.value(forHTTPHeaderField: InMemoryTracer.spanIDKey) == (keptHome ? nil : span.spanID))
     }
 
+    /// A URL the pipeline refuses unsent (a port past 65535) still has its span, ended once, as
+    /// the error it was; its attributes say what the caller asked for.
+    @Test func aRequestRefusedUnsentEndsItsSpanOnceAsAnError() async throws {
+        let tracer = InMemoryTracer()
+        let tracing = TracingMonitor(tracer: tracer)
+        let manager = SessionManager(
+            configuration: stub.makeSessionConfiguration(), adapters: [tracing.injector], monitors: [tracing])
+        let url = try #require(URL(string: "http://127.0.0.1:99999/items?token=s3cr3t"))
+        let recorder = CompletionRecorder<Bool>()
+        manager.request(URLRequest(url: url)) { _, _, error in recorder.record(error != nil) }
+        #expect(await recorder.first() == true)
+        let spans = try await finished(tracer, count: 1)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(tracer.finishedSpans.count == 1)
+        let span = try #require(spans.first)
+        #expect(span.status?.code == .error)
+        #expect(span.attributes["server.port"]?.toSpanAttribute() == 99999)
+        let full = "\(String(describing: span.attributes["url.full"]?.toSpanAttribute()))"
+        #expect(!full.contains("s3cr3t"), "\(full)")
+    }
+
     @Test func everySpanEndsExactlyOnceUnderAStormOfCancellations() async throws {
         let tracer = InMemoryTracer()
         let service = service(tracer)
