@@ -20,6 +20,13 @@ import StrataService
 /// The completion queue defaults to `.main`, as an app expects. A command-line program or a server
 /// on Linux, whose main queue may never run, passes its own queue or uses the async methods, which
 /// do not go through the completion queue at all.
+///
+/// A decoded success goes to the completion queue from the thread of Strata's that decoded it:
+/// unless the queue is `.main`, or other requests of this service's are under way, that thread
+/// runs the completion as the queue's own work (`sync`) rather than waking another for it. For the completion nothing changes — it runs on the queue, after what was
+/// queued before it, never beside the queue's other work — but a request costs one thread wake-up
+/// less. Failures and cancellations are queued (`async`), as they may come from the caller's own
+/// code.
 public struct DefaultDataTransferService: DataTransferService {
     /// The service requests go through.
     public let networkService: any NetworkService
@@ -27,11 +34,14 @@ public struct DefaultDataTransferService: DataTransferService {
     public let errorResolver: any DataTransferErrorResolver
     /// The queue completions run on.
     public let completionQueue: DispatchQueue
+    /// How completions get to the completion queue.
+    private let handOver: HandOver
 
     /// The callback methods decode bodies up to this size where the response arrives (for a
     /// `SessionManager`, a queue of the request's own, never the transport's delegate queue): that
-    /// takes a few tens of microseconds, less than a hand-off to another thread. Larger bodies are decoded on a queue of their own, so a long decode
-    /// never holds up other requests' callbacks. (The async methods decode in their own task.)
+    /// takes a few tens of microseconds, less than a hand-off to another thread. Larger bodies are
+    /// decoded on a queue of their own, so a long decode never holds up other requests'
+    /// callbacks. (The async methods decode in their own task.)
     static let inlineDecodingLimit = 16_384
 
     /// Creates a service.
@@ -47,6 +57,7 @@ public struct DefaultDataTransferService: DataTransferService {
         self.networkService = networkService
         self.errorResolver = errorResolver
         self.completionQueue = completionQueue
+        self.handOver = HandOver(to: completionQueue)
     }
 
     /// Runs `endpoint`; any acceptable status succeeds, whatever the body.
@@ -55,7 +66,7 @@ public struct DefaultDataTransferService: DataTransferService {
         with endpoint: E,
         completion: @escaping CompletionHandler<Void>
     ) -> any NetworkCancellable where E.Response == Void {
-        run(endpoint, on: completionQueue, decode: { _ in () }) { completion($0.map { $0.value }) }
+        run(endpoint, decode: { _ in () }) { completion($0.map { $0.value }) }
     }
 
     /// Runs `endpoint` and decodes its response with the endpoint's decoder.
@@ -64,7 +75,7 @@ public struct DefaultDataTransferService: DataTransferService {
         with endpoint: E,
         completion: @escaping CompletionHandler<DataTransferResponse<T>>
     ) -> any NetworkCancellable where E.Response == T {
-        run(endpoint, on: completionQueue, decode: Self.decoder(for: endpoint), completion: completion)
+        run(endpoint, decode: Self.decoder(for: endpoint), completion: completion)
     }
 
     /// Runs `endpoint` and returns its decoded response, without going through the completion queue.
@@ -128,16 +139,23 @@ public struct DefaultDataTransferService: DataTransferService {
     }
 
     /// Sends `endpoint`, decodes a success with `decode` (inline or on the decoding queue, by size),
-    /// resolves a failure, and completes once on `queue`.
+    /// resolves a failure, and completes once on the completion queue.
     private func run<Value: Sendable>(
         _ endpoint: any Requestable,
-        on queue: DispatchQueue,
         decode: @escaping @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
         completion: @escaping CompletionHandler<DataTransferResponse<Value>>
     ) -> any NetworkCancellable {
-        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled))) { result in
-            queue.async { completion(result) }
+        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled))) {
+            (result: Result<DataTransferResponse<Value>, DataTransferError>) in
+            // A success comes up from the response, with nothing of the caller's on the stack: it
+            // may be handed over from the thread it was decoded on. A failure may come from a
+            // retrier's decision, a cancellation from anywhere: queued.
+            switch result {
+            case .success: handOver.run { completion(result) }
+            case .failure: handOver.queue { completion(result) }
+            }
         }
+        handOver.begin()
         // Told what the caller gets where it is known; a request cancelled first lets it go unsaid.
         let handling = ResponseHandling()
         let resolver = errorResolver
@@ -148,7 +166,7 @@ public struct DefaultDataTransferService: DataTransferService {
                     case .success(let response) where response.body.count <= Self.inlineDecodingLimit:
                         Self.decode(response, with: decode, completing: call, reporting: handling)
                     case .success(let response):
-                        StrataQueue.make("Strata.DataTransfer.decoding").async {
+                        StrataQueue.async(label: "Strata.DataTransfer.decoding") {
                             Self.decode(response, with: decode, completing: call, reporting: handling)
                         }
                     case .failure(let error):

@@ -1,9 +1,11 @@
 import Dispatch
 import Foundation
+import StrataConfiguration
 import StrataCore
 import StrataEncoding
 import StrataEndpoint
 import StrataService
+import StrataSession
 import StrataTesting
 import StrataTransfer
 import Testing
@@ -239,6 +241,74 @@ func makeService(
         }
         #expect(await recorder.first() == true)
         #expect(decodedOnCompletionQueue.value == false)
+    }
+
+    /// A service over a `SessionManager` whose answers come from `stub`, completing on a queue
+    /// marked with ``queueKey``.
+    private static func serviceOverASessionManager(answering stub: URLProtocolStub) -> DefaultDataTransferService {
+        let completionQueue = DispatchQueue(label: "strata.test.completion")
+        completionQueue.setSpecific(key: queueKey, value: "completion")
+        return DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: stub.baseURL),
+                sessionManager: SessionManager(
+                    transport: URLSessionTransport(configuration: stub.makeSessionConfiguration()))),
+            completionQueue: completionQueue)
+    }
+
+    /// Completions of successes from a session manager run on the completion queue, one at a time,
+    /// whether handed over in place (`HandOver`) or queued: 40 at once, each holding the queue a while.
+    @Test func successesFromASessionManagerRunOnTheConfiguredQueueOneAtATime() async throws {
+        let stub = URLProtocolStub { _ in .response(statusCode: 200, body: Data(#"{"id": 1, "name": "A"}"#.utf8)) }
+        let service = Self.serviceOverASessionManager(answering: stub)
+        let running = Locked(0)
+        let recorder = CompletionRecorder<Bool>()
+        let count = 40
+        for _ in 0..<count {
+            service.request(with: Endpoint<User>(path: "x")) { (result: Result<User, DataTransferError>) in
+                let alone = running.withLock { running in
+                    running += 1
+                    return running == 1
+                }
+                // Long enough for other answers to arrive meanwhile.
+                Thread.sleep(forTimeInterval: 0.002)
+                running.withLock { $0 -= 1 }
+                recorder.record(
+                    alone && (try? result.get()) != nil && DispatchQueue.getSpecific(key: Self.queueKey) == "completion"
+                )
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while recorder.callCount < count, .now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(recorder.values == Array(repeating: true, count: count))
+    }
+
+    /// A success that is the service's only request under way runs on the thread that decoded it,
+    /// as the completion queue's own work: no thread is woken for it.
+    @Test func aLoneSuccessRunsOnTheThreadThatDecodedItAsTheQueuesWork() async throws {
+        let stub = URLProtocolStub { _ in .response(statusCode: 200, body: Data(#"{"id": 1, "name": "A"}"#.utf8)) }
+        struct ThreadRecordingDecoder: ResponseDecoder {
+            let decodedOn: Locked<pthread_t?>
+            func decode<T: Decodable>(_ data: Data, as type: T.Type) throws -> T {
+                decodedOn.withLock { $0 = pthread_self() }
+                return try JSONDecoder().decode(type, from: data)
+            }
+        }
+        let service = Self.serviceOverASessionManager(answering: stub)
+        for _ in 0..<3 {
+            let decodedOn = Locked<pthread_t?>(nil)
+            let recorder = CompletionRecorder<Bool>()
+            service.request(
+                with: Endpoint<User>(path: "x", responseDecoder: ThreadRecordingDecoder(decodedOn: decodedOn))
+            ) {
+                (result: Result<User, DataTransferError>) in
+                let sameThread = decodedOn.value.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+                recorder.record(
+                    sameThread && (try? result.get()) != nil
+                        && DispatchQueue.getSpecific(key: Self.queueKey) == "completion")
+            }
+            #expect(await recorder.first() == true)
+        }
     }
 
     @Test func failuresAndCancellationsAlsoRunOnTheConfiguredQueue() async throws {
