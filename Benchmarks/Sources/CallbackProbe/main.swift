@@ -13,15 +13,17 @@ import StrataAsyncHTTPClient
 //
 //   CallbackProbe raw|strata BASE-URL COUNT      # one side: perf record -g CallbackProbe strata …
 //   CallbackProbe both BASE-URL COUNT ROUNDS     # both in turn, blocks of COUNT, medians per GET
+//   CallbackProbe both BASE-URL COUNT ROUNDS 64  # the same with 64 GETs in flight
 //
 // `raw` is AsyncHTTPClient's future API, the body decoded on a serial queue of the caller's;
 // `strata` is Strata's callback API over AsyncHTTPClientTransport, completing on a serial queue.
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let base = URL(string: arguments[2]), let count = Int(arguments[3]), count > 0 else {
-    print("usage: CallbackProbe raw|strata|both BASE-URL COUNT [ROUNDS]")
+    print("usage: CallbackProbe raw|strata|both BASE-URL COUNT [ROUNDS [WIDTH]]")
     exit(2)
 }
 let rounds = arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20
+let width = arguments.count > 5 ? max(1, Int(arguments[5]) ?? 1) : 1
 
 let client = HTTPClient(
     eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: AsyncHTTPClientTransport.strataConfiguration())
@@ -47,31 +49,39 @@ let overStrata: Side = { done in
     strata.request(with: Endpoint<StackOverhead.Page>(path: "items")) { done(try? $0.get()) }
 }
 
-/// A count of GETs still to run, taken down from any thread.
-final class Countdown: @unchecked Sendable {  // Sendable: `lock` guards `left`.
+/// The GETs of a block: how many may still start, and how many are still to finish.
+final class Countdown: @unchecked Sendable {  // Sendable: `lock` guards the counts.
     private let lock = NSLock()
-    private var left: Int
-    init(_ count: Int) { left = count }
-    func tick() -> Int {
+    private var toStart: Int
+    private var toFinish: Int
+    init(_ count: Int) { (toStart, toFinish) = (count, count) }
+    func start() -> Bool {
         lock.withLock {
-            left -= 1
-            return left
+            toStart -= 1
+            return toStart >= 0
+        }
+    }
+    func finish() -> Int {
+        lock.withLock {
+            toFinish -= 1
+            return toFinish
         }
     }
 }
 
-/// Runs `side` `count` times, each GET started by the last one's completion; microseconds per GET.
+/// Runs `side` `count` times, `width` at once, each GET started by a completion; microseconds per GET.
 func block(_ side: @escaping Side) -> Double {
     let finished = DispatchSemaphore(value: 0)
     let remaining = Countdown(count)
     @Sendable func next() {
+        guard remaining.start() else { return }
         side { page in
             guard page != nil else { fatalError("a GET failed") }
-            if remaining.tick() == 0 { finished.signal() } else { next() }
+            if remaining.finish() == 0 { finished.signal() } else { next() }
         }
     }
     let started = ContinuousClock.now
-    next()
+    for _ in 0..<width { next() }
     finished.wait()
     let (seconds, attoseconds) = (ContinuousClock.now - started).components
     return (Double(seconds) * 1e6 + Double(attoseconds) / 1e12) / Double(count)
