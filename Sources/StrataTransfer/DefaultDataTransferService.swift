@@ -23,10 +23,10 @@ import StrataService
 ///
 /// A decoded success goes to the completion queue from the thread of Strata's that decoded it:
 /// unless the queue is `.main`, or other requests of this service's are under way, that thread
-/// runs the completion as the queue's own work (`sync`) rather than waking another for it. For the completion nothing changes — it runs on the queue, after what was
-/// queued before it, never beside the queue's other work — but a request costs one thread wake-up
-/// less. Failures and cancellations are queued (`async`), as they may come from the caller's own
-/// code.
+/// runs the completion as the queue's own work (`sync`) rather than waking another for it. For the
+/// completion nothing changes — it runs on the queue, after what was queued before it, never
+/// beside the queue's other work — but a request costs one thread wake-up less. Failures and
+/// cancellations are queued (`async`), as they may come from the caller's own code.
 public struct DefaultDataTransferService: DataTransferService {
     /// The service requests go through.
     public let networkService: any NetworkService
