@@ -8,43 +8,65 @@ import Dispatch
 /// completion, as command-line tools and older server code do — libdispatch adds a thread about
 /// once a second on Linux, and work hopped onto it waits that long. A serial queue made without a
 /// target is served from libdispatch's overcommitting pool, which starts a thread for it at once
-/// when none is idle. Each piece of work that may run a caller's code gets a queue of its own
-/// (making one costs about 0.3 µs), so a closure that blocks holds up only its own request.
+/// when none is idle. Each piece of work that may run a caller's code gets such a queue to itself
+/// — one that has nothing else to do — so a closure that blocks holds up only its own request.
 package enum StrataQueue {
     /// A new serial queue of Strata's own.
     package static func make(_ label: String = "Strata.work") -> DispatchQueue {
         DispatchQueue(label: label)
     }
 
-    /// Runs `work` on a new serial queue of its own, which nothing else is ever sent to.
-    package static func async(label: String = "Strata.work", _ work: @escaping @Sendable () -> Void) {
-        makeOneOff(label).async(execute: work)
+    /// Runs `work` on a serial queue of its own, which nothing else is sent to until it has run.
+    package static func async(_ work: @escaping @Sendable () -> Void) {
+        let queue = takeOneOff()
+        queue.async {
+            work()
+            giveBack(queue)
+        }
     }
 
-    /// Runs `work` after `seconds` on a new serial queue of its own: at once if `seconds` is not a
+    /// Runs `work` after `seconds` on a serial queue of its own: at once if `seconds` is not a
     /// number or not positive (Dispatch would wait forever for a time that is not a number, so a
     /// careless timeout would hang what it bounds), never if it is too long for the clock.
     package static func async(after seconds: Double, _ work: @escaping @Sendable () -> Void) {
-        makeOneOff().asyncAfter(deadline: .now() + (seconds.isNaN ? 0 : seconds), execute: work)
+        let queue = takeOneOff()
+        queue.asyncAfter(deadline: .now() + (seconds.isNaN ? 0 : seconds)) {
+            work()
+            giveBack(queue)
+        }
     }
 
     // MARK: - One-off queues
 
-    /// Marks the queues ``async(label:_:)`` and ``async(after:_:)`` make: a thread running one of
+    /// Marks the queues ``async(_:)`` and ``async(after:_:)`` run work on: a thread running one of
     /// them runs nothing else of anyone's, so it may wait (``HandOver``).
     fileprivate static let oneOff = DispatchSpecificKey<Bool>()
 
-    private static func makeOneOff(_ label: String = "Strata.work") -> DispatchQueue {
-        let queue = make(label)
+    /// One-off queues whose work has run, kept for the next: a queue marked with a specific value
+    /// hands that value's release to a global queue when it is freed — a thread woken per request.
+    private static let idle = Locked<[DispatchQueue]>([])
+    /// How many idle one-off queues are kept; more are freed.
+    private static let idleLimit = 64
+
+    private static func takeOneOff() -> DispatchQueue {
+        if let queue = idle.withLock({ $0.popLast() }) { return queue }
+        let queue = make()
         queue.setSpecific(key: oneOff, value: true)
         return queue
+    }
+
+    /// Keeps `queue`, whose work has just run (on it, as its last act), for the next piece of work.
+    private static func giveBack(_ queue: DispatchQueue) {
+        idle.withLock { idle in
+            if idle.count < idleLimit { idle.append(queue) }
+        }
     }
 }
 
 /// Hands completions to a queue of the caller's, sparing a thread wake-up where it can.
 ///
 /// Each completion to come is announced (``begin()``), then handed over once. One handed over with
-/// ``run(_:)`` from a queue of ``StrataQueue/async(label:_:)``'s, which has nothing else to do,
+/// ``run(_:)`` from a queue of ``StrataQueue/async(_:)``'s, which has nothing else to do,
 /// runs on that thread as the queue's own work (`sync`) when it is the only one of this
 /// hand-over's under way: handing it to an idle queue would wake a thread for it (a tenth of a
 /// small GET's time over loopback), and no other can come meanwhile and find the queue taken.

@@ -22,6 +22,41 @@ import Testing
         try await Task.sleep(for: .milliseconds(50))
         #expect(!ran.value)
     }
+
+    /// One-off queues are kept for reuse once their work has run, never handed to a second piece
+    /// of work while the first runs: 16 pieces that each wait until all 16 have started finish,
+    /// round after round, on the same kept queues.
+    @Test func workNeverWaitsForOtherWorkSentMeanwhileEvenOnReusedQueues() async {
+        let width = 16
+        let timedOut = Locked(false)
+        for _ in 0..<20 where !timedOut.value {
+            let started = Locked(0)
+            let allStarted = DispatchSemaphore(value: 0)
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<width {
+                    group.addTask {
+                        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                            StrataQueue.async(after: 0) {
+                                if started.withLock({
+                                    $0 += 1; return $0
+                                }) == width {
+                                    for _ in 0..<width { allStarted.signal() }
+                                }
+                                // A wait that only the other pieces' start can end (or, once
+                                // one has waited in vain, none).
+                                if !timedOut.value, allStarted.wait(timeout: .now() + 2) == .timedOut {
+                                    timedOut.withLock { $0 = true }
+                                }
+                                done.resume()
+                            }
+                        }
+                    }
+                }
+            }
+            #expect(started.value == width)
+        }
+        #expect(!timedOut.value, "a piece of work waited for one sent after it")
+    }
 }
 
 /// A response's completion is handed to the caller's queue from the thread it came up on: run
