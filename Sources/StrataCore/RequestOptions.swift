@@ -104,4 +104,25 @@ public struct RequestOptions: Sendable {
         self.downloadProgress = downloadProgress
         self.originBoundHeaderNames = originBoundHeaderNames
     }
+
+    /// Throws unless every limit is in its range: the stream timeouts `nil` or a positive number
+    /// of seconds (`.infinity`: none), the stream buffer limit a positive number of bytes, the
+    /// longest body zero bytes or more. A session manager checks before it sends anything, so a
+    /// careless limit fails the same way over every transport instead of meaning no limit (a
+    /// timeout that is not a number) or failing on the first byte over one transport only.
+    public func validate() throws(RequestValidationError) {
+        // `!(x > 0)`: not a number is out of range too. Checked for every request: no array made.
+        if let seconds = streamIdleTimeout, !(seconds > 0) {
+            throw .invalidOption(name: "streamIdleTimeout", value: "\(seconds)")
+        }
+        if let seconds = streamDeadline, !(seconds > 0) {
+            throw .invalidOption(name: "streamDeadline", value: "\(seconds)")
+        }
+        guard streamBufferLimit > 0 else {
+            throw .invalidOption(name: "streamBufferLimit", value: "\(streamBufferLimit)")
+        }
+        guard maximumBodyLength >= 0 else {
+            throw .invalidOption(name: "maximumBodyLength", value: "\(maximumBodyLength)")
+        }
+    }
 }

@@ -21,6 +21,10 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     case unsupportedURL(String, reason: UnsupportedURLReason)
     /// A download's destination (this path) is a folder, which a download never replaces.
     case downloadDestinationIsAFolder(String)
+    /// An option of the request's (``RequestOptions``, named by `name`) is out of its range: a
+    /// stream timeout that is not a positive number of seconds, a stream buffer limit that is not a
+    /// positive number of bytes, a negative body length. `value` is the option's, as given.
+    case invalidOption(name: String, value: String)
 
     /// A sentence saying what is wrong; text is shown escaped, so a control character cannot
     /// break a log line either.
@@ -42,6 +46,14 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
         case .downloadDestinationIsAFolder(let path):
             return "The download's destination \(Self.shown(path, limit: 200)) is a folder, which a download never "
                 + "replaces; name a file in it."
+        case .invalidOption(let name, let value):
+            let range =
+                switch name {
+                case "maximumBodyLength": "zero or more bytes"
+                case "streamBufferLimit": "a positive number of bytes"
+                default: "a positive number of seconds"
+                }
+            return "RequestOptions.\(name) is \(value), which is not \(range); the request was not sent."
         }
     }
 

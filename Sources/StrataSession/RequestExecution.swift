@@ -59,6 +59,8 @@ final class RequestExecution: Sendable {
     private let download: (destination: URL, progress: ProgressRelay?)?
     /// The longest body held in memory for an accepted response.
     private let maximumBodyLength: Int
+    /// Why the request's options are out of range, if they are: every attempt fails with it unsent.
+    private let invalidOptions: RequestValidationError?
     private let startDate = Date()
     /// What the monitors are told, if the manager has any.
     private let record: ExecutionRecord?
@@ -90,6 +92,12 @@ final class RequestExecution: Sendable {
         self.originBoundHeaderNames = options.originBoundHeaderNames
         self.download = options.downloadDestination.map { ($0, options.downloadProgress.map(ProgressRelay.init)) }
         self.maximumBodyLength = min(options.maximumBodyLength, BodyCollector.maximumLength)
+        do {
+            try options.validate()
+            self.invalidOptions = nil
+        } catch {
+            self.invalidOptions = error
+        }
         // The manager's chain, then the request's own interceptor, if it has one.
         self.interceptor =
             options.interceptor.map { Interceptor(interceptors: [core.interceptor, $0]) } ?? core.interceptor
@@ -383,11 +391,12 @@ final class RequestExecution: Sendable {
         return outcome.failing(with: Self.deadlineError(request))
     }
 
-    /// Throws unless the request can go on the wire as it is: a URL the transport can send to, a
-    /// positive timeout, a token for a method, tokens for header names and no control characters
-    /// in header values (RFC 9110); and a download's destination is not a folder (which the
-    /// download would otherwise replace, with all it holds).
+    /// Throws unless the request can go on the wire as it is: its options in range, a URL the
+    /// transport can send to, a positive timeout, a token for a method, tokens for header names and
+    /// no control characters in header values (RFC 9110); and a download's destination is not a
+    /// folder (which the download would otherwise replace, with all it holds).
     private func validate(_ request: URLRequest) throws(RequestValidationError) {
+        if let invalidOptions { throw invalidOptions }
         // FoundationNetworking traps on a request without a URL; SwiftNIO on a port out of range.
         guard let url = request.url else { throw .missingURL }
         do {

@@ -101,6 +101,50 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
         return exchange
     }
 
+    /// A careless limit is a typed error before anything is sent, the same whichever transport
+    /// (a buffer limit only URLSession's relay reads would otherwise fail there and be ignored
+    /// over AsyncHTTPClient; a timeout that is not a number would silently mean none).
+    @Test(arguments: [
+        (RequestOptions(streamIdleTimeout: 0), "streamIdleTimeout"),
+        (RequestOptions(streamIdleTimeout: -1), "streamIdleTimeout"),
+        (RequestOptions(streamIdleTimeout: .nan), "streamIdleTimeout"),
+        (RequestOptions(streamDeadline: -.infinity), "streamDeadline"),
+        (RequestOptions(streamDeadline: .nan), "streamDeadline"),
+        (RequestOptions(streamBufferLimit: 0), "streamBufferLimit"),
+        (RequestOptions(streamBufferLimit: .min), "streamBufferLimit"),
+        (RequestOptions(maximumBodyLength: -1), "maximumBodyLength"),
+    ])
+    func anOptionOutOfItsRangeIsATypedErrorAndNothingIsSent(options: RequestOptions, name: String) async throws {
+        let transport = ScriptedTransport { _ in (200, [:], [.part(Data("a".utf8))]) }
+        let manager = SessionManager(transport: transport)
+        let recorder = StreamRecorder()
+        _ = stream(manager, options: options, recorder: recorder)
+        #expect(await recorder.ended())
+        let whole = CompletionRecorder<(any Error)?>()
+        manager.request(URLRequest(url: url), options: options) { _, _, error in whole.record(error) }
+        for error in [recorder.endError, try #require(await whole.first(timeout: 5)) ?? nil] {
+            guard case .invalidOption(let named, _)? = error as? RequestValidationError else {
+                Issue.record("expected invalidOption, got \(String(describing: error))")
+                continue
+            }
+            #expect(named == name)
+            #expect("\(error!)".contains("RequestOptions.\(name)"))
+        }
+        #expect(transport.attempts == 0)
+    }
+
+    @Test func limitsAtTheEdgesOfTheirRangesAreTaken() async throws {
+        let transport = ScriptedTransport { _ in (200, [:], []) }
+        let manager = SessionManager(transport: transport)
+        let options = RequestOptions(
+            streamIdleTimeout: .infinity, streamDeadline: 1e300, streamBufferLimit: 1, maximumBodyLength: 0)
+        let recorder = StreamRecorder()
+        _ = stream(manager, options: options, recorder: recorder)
+        #expect(await recorder.ended())
+        #expect(recorder.endError == nil)
+        #expect(try RequestOptions(streamIdleTimeout: 0.001).validate() == ())
+    }
+
     @Test func partsArriveAsTheyComeAndOnlyAsAskedFor() async throws {
         let transport = ScriptedTransport { _ in
             (200, [:], [.part(Data("a".utf8)), .pause(0.05), .part(Data("b".utf8)), .part(Data("c".utf8))])
