@@ -30,9 +30,10 @@ import StrataSession
 /// let manager = SessionManager(monitors: [LoggingMonitor(logger: logger)])
 /// ```
 ///
-/// Lines are written from the manager's event queue, with the values the caller's task had bound
-/// when the request started bound again — so a metadata provider that reads a task-local (a trace
-/// context) adds it as if the line were written by the caller.
+/// Lines are written from the manager's event queue, to the request's own logger or else the
+/// monitor's, with the values the caller's task had bound when the request started bound again —
+/// so a metadata provider that reads a task-local (a trace context) adds it as if the line were
+/// written by the caller.
 public struct LoggingMonitor: EventMonitor {
     /// The logger of every request that names none.
     public let logger: Logger
@@ -49,12 +50,24 @@ public struct LoggingMonitor: EventMonitor {
         self.redaction = redaction
     }
 
-    /// Binds the request's logger — its own, or this monitor's — as `Logger.current` for the hooks
-    /// of the request (and its adapters, retriers and transport).
+    /// Binds the request's logger — its own, or this monitor's — as `Logger.current` for the
+    /// request's adapters, retriers and transport. The monitor's own lines go to the request's
+    /// logger if it names one, else to this monitor's: with two monitors on a manager, each
+    /// writes to its own, whichever bound `Logger.current` last.
     public func captureContext(into context: inout RequestContext) {
-        let logger = context[RequestLoggerKey.self] ?? logger
-        context.rebinding { body in withLogger(logger) { _ in body() } }
+        let own = context[RequestLoggerKey.self]
+        let logger = own ?? logger
+        if let own {
+            context.rebinding { body in
+                withLogger(logger) { _ in RequestLogger.$current.withValue(own) { body() } }
+            }
+        } else {
+            context.rebinding { body in withLogger(logger) { _ in body() } }
+        }
     }
+
+    /// The logger of the request whose hook is running: its own, or this monitor's.
+    private var requestLogger: Logger { RequestLogger.current ?? logger }
 
     /// The hooks whose lines the request's logger lets through: none at `notice` and above, the
     /// retry at `info`, the redirects and the end too at `debug`, every attempt too at `trace`.
@@ -69,7 +82,7 @@ public struct LoggingMonitor: EventMonitor {
 
     /// Logs each request handed to the transport, at `trace`.
     public func requestSent(_ request: URLRequest, id: RequestID, attempt: Int) {
-        let logger = Logger.current
+        let logger = requestLogger
         guard logger.logLevel <= .trace else { return }
         var metadata = metadata(for: request, id: id)
         metadata["strata.attempt"] = "\(attempt)"
@@ -78,7 +91,7 @@ public struct LoggingMonitor: EventMonitor {
 
     /// Logs a redirect followed, at `debug`.
     public func requestRedirected(_ response: HTTPURLResponse, to next: URLRequest, id: RequestID) {
-        let logger = Logger.current
+        let logger = requestLogger
         guard logger.logLevel <= .debug else { return }
         var metadata = metadata(for: next, id: id)
         metadata["http.response.status_code"] = "\(response.statusCode)"
@@ -87,7 +100,7 @@ public struct LoggingMonitor: EventMonitor {
 
     /// Logs a retry, at `info`: the one thing the caller is not told of otherwise.
     public func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID) {
-        let logger = Logger.current
+        let logger = requestLogger
         guard logger.logLevel <= .info else { return }
         var metadata = metadata(for: failure.request, id: id)
         metadata["strata.attempt"] = "\(failure.attemptCount)"
@@ -103,7 +116,7 @@ public struct LoggingMonitor: EventMonitor {
     public func requestFinished(
         _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
     ) {
-        let logger = Logger.current
+        let logger = requestLogger
         guard logger.logLevel <= .debug else { return }
         var metadata = metadata(for: request, id: id)
         metadata["strata.attempts"] = "\(metrics.attempts)"
@@ -136,6 +149,12 @@ public struct LoggingMonitor: EventMonitor {
             "url.full": .string(request.url.map { redaction.redact($0) } ?? ""),
         ]
     }
+}
+
+/// The request's own logger (`RequestOptions.logger`), bound while its hooks run; `nil` when it
+/// names none.
+enum RequestLogger {
+    @TaskLocal static var current: Logger?
 }
 
 /// The key of a request's own logger in its ``/StrataCore/RequestContext``.

@@ -133,6 +133,36 @@ private func lines(
         #expect(managerLines.entries.isEmpty)
     }
 
+    /// Two monitors on one manager — a debug log and an audit of retries, say — each write to their
+    /// own logger at its own level; a request's own logger takes the lines of both.
+    @Test func twoMonitorsEachLogToTheirOwnLogger() async throws {
+        let (debugLogger, debugLines) = memoryLogger(.debug)
+        let (infoLogger, infoLines) = memoryLogger(.info)
+        let manager = SessionManager(
+            configuration: stub.makeSessionConfiguration(),
+            retriers: [RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)],
+            monitors: [LoggingMonitor(logger: debugLogger), LoggingMonitor(logger: infoLogger)])
+        let service = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: stub.baseURL), sessionManager: manager),
+            completionQueue: DispatchQueue(label: "completions"))
+        await #expect(throws: DataTransferError.self) { try await service.request(Endpoint<Void>(path: "busy")) }
+        let debugEntries = try await lines(of: debugLines, until: "request failed")
+        #expect(debugEntries.map { "\($0.message)" } == ["retrying request", "request failed"])
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(infoLines.entries.map { "\($0.message)" } == ["retrying request"])
+
+        let (requestLogger, requestLines) = memoryLogger(.debug)
+        var options = RequestOptions()
+        options.logger = requestLogger
+        try await service.request(Endpoint<Void>(path: "items", options: options))
+        _ = try await lines(of: requestLines)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(requestLines.entries.map { "\($0.message)" } == ["request finished", "request finished"])
+        #expect(debugLines.entries.count == 2)
+        #expect(infoLines.entries.count == 1)
+    }
+
     /// A method that is not a token — CR LF in it, say — is refused unsent (by the endpoint's
     /// builder, or by the manager for a `URLRequest` made by hand), and its line must not carry it:
     /// a log line is no place for what could forge another line.
