@@ -94,15 +94,6 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
         let demands = pendingDemand
         pendingDemand = false
         lock.unlock()
-        if let deadline, deadline < Deadlines.longest {
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-            let timer = makeTimer { [weak self] in self?.expire(.deadlineExceeded(deadline)) }
-            timer.schedule(deadline: .now() + max(0, deadline - elapsed))
-            lock.lock()
-            deadlineTimer = timer
-            lock.unlock()
-            timer.activate()
-        }
         if demands { demand() }
     }
 
@@ -112,6 +103,23 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
         let receiver = ended ? nil : self.receiver
         lock.unlock()
         receiver?.receive(head)
+        startDeadline()
+    }
+
+    /// Arms the stream's deadline, counted from the request's start, once the head has been passed
+    /// on: a deadline that passed while the head was on its way ends the stream after the head, not
+    /// before it.
+    private func startDeadline() {
+        guard let deadline, deadline < Deadlines.longest else { return }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        lock.lock()
+        // Made only while the stream is on: a timer that is never activated must not be released.
+        guard !ended else { return lock.unlock() }
+        let timer = makeTimer { [weak self] in self?.expire(.deadlineExceeded(deadline)) }
+        timer.schedule(deadline: .now() + max(0, deadline - elapsed))
+        deadlineTimer = timer
+        lock.unlock()
+        timer.activate()
     }
 
     func receive(_ part: Data) {

@@ -356,6 +356,36 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
         #expect(recorder.endCount == 1)
     }
 
+    /// A head that comes after the stream's deadline has passed (a slow server, a busy machine)
+    /// is still handed on, then the deadline ends the stream: never an end before the head of a
+    /// response that was accepted. Forty streams at once, so that a deadline armed before the head
+    /// is passed on gets a chance to win the race.
+    @Test func aHeadThatComesAfterTheStreamDeadlineIsHandedOnBeforeTheEnd() async throws {
+        final class LateHead: Transport {
+            func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+                let slot = ExchangeSlot()
+                let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+                DispatchQueue(label: "late head").asyncAfter(deadline: .now() + 0.15) {
+                    let head = ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:])
+                    slot.set(
+                        ResponsePlayback.start(
+                            head: head, steps: [.part(Data("tick".utf8)), .pause(60)], to: receiver))
+                }
+                return slot
+            }
+        }
+        let manager = SessionManager(transport: LateHead())
+        let recorders = (0..<40).map { _ in StreamRecorder() }
+        for recorder in recorders {
+            _ = stream(manager, options: RequestOptions(streamDeadline: 0.05), recorder: recorder)
+        }
+        for recorder in recorders {
+            #expect(await recorder.ended(within: 30))
+            #expect(recorder.events.first == .head(200), "\(recorder.events)")
+            #expect(recorder.endError as? StreamError == .deadlineExceeded(0.05))
+        }
+    }
+
     @Test func cancellingEndsTheStreamOnceAtAnyPoint() async throws {
         for delay in [0, 1, 5, 20, 60] {
             let transport = ScriptedTransport { _ in
