@@ -56,13 +56,12 @@ public struct LoggingMonitor: EventMonitor {
     /// writes to its own, whichever bound `Logger.current` last.
     public func captureContext(into context: inout RequestContext) {
         let own = context[RequestLoggerKey.self]
-        let logger = own ?? logger
-        if let own {
-            context.rebinding { body in
-                withLogger(logger) { _ in RequestLogger.$current.withValue(own) { body() } }
+        context.rebinding { [logger] body in
+            withLogger(own ?? logger) { _ in
+                // Bound only for a request that names its own: most pay no second task-local.
+                guard let own else { return body() }
+                RequestLogger.$current.withValue(own) { body() }
             }
-        } else {
-            context.rebinding { body in withLogger(logger) { _ in body() } }
         }
     }
 
