@@ -3,7 +3,7 @@
 /// The data-transfer layer decodes a body, or resolves an error, after the manager has completed:
 /// a body that does not decode fails the caller's request although its exchange succeeded. That
 /// layer makes a report current (``run(_:)``) while it starts the request and says what the caller
-/// got once it knows (``handled(_:)``). The manager's request claims the report as it starts, and
+/// got once it knows (``handled(_:onTheWayUp:)``). The manager's request claims the report as it starts, and
 /// tells its monitors `EventMonitor.requestFinished` only once the report
 /// has come, with the caller's error in the outcome.
 ///
@@ -19,12 +19,16 @@ package final class ResponseHandling: Sendable {
         /// A request claimed it and has not ended.
         case claimed
         /// The request ended; its monitors are told once the report comes.
-        case waiting(@Sendable (_ error: (any Error)?) -> Void)
+        case waiting(Tell)
         /// The report came first.
         case reported((any Error)?)
         /// Both came, or nothing claimed it and it came.
         case done
     }
+
+    /// Tells a request's monitors what the caller got; `onTheWayUp` when it is told from the
+    /// thread that brought the response up, as the report is made there (see ``handled(_:onTheWayUp:)``).
+    package typealias Tell = @Sendable (_ error: (any Error)?, _ onTheWayUp: Bool) -> Void
 
     private let state = Locked(State.open)
 
@@ -56,8 +60,12 @@ package final class ResponseHandling: Sendable {
     /// The caller got what the manager delivered (`nil`: its value, or the manager's own error), or
     /// failed with `error` (a body that did not decode, an error the resolver turned into another).
     /// Only the first report counts.
-    package func handled(_ error: (any Error)?) {
-        let waiting = state.withLock { state -> (@Sendable ((any Error)?) -> Void)? in
+    ///
+    /// Pass `onTheWayUp` from the thread that brought the response up and has handed the caller
+    /// its result, with nothing of the caller's on the stack below (not a retrier's decision, not a
+    /// cancellation): the monitors may then be told on this thread, sparing a wake-up.
+    package func handled(_ error: (any Error)?, onTheWayUp: Bool = false) {
+        let waiting = state.withLock { state -> Tell? in
             switch state {
             case .waiting(let tell):
                 state = .done
@@ -71,11 +79,11 @@ package final class ResponseHandling: Sendable {
             }
             return nil
         }
-        waiting?(error)
+        waiting?(error, onTheWayUp)
     }
 
     /// The request ended: runs `tell` with what the layer above reports, as soon as it has.
-    package func whenHandled(_ tell: @escaping @Sendable (_ error: (any Error)?) -> Void) {
+    package func whenHandled(_ tell: @escaping Tell) {
         let reported = state.withLock { state -> (any Error)?? in
             guard case .reported(let error) = state else {
                 state = .waiting(tell)
@@ -85,14 +93,14 @@ package final class ResponseHandling: Sendable {
             return .some(error)
         }
         if let reported {
-            tell(reported)
+            tell(reported, false)
         }
     }
 
     deinit {
         // Dropped unreported: the monitors hear what the manager saw.
         if case .waiting(let tell) = state.value {
-            tell(nil)
+            tell(nil, false)
         }
     }
 }

@@ -23,7 +23,10 @@ import StrataCore
 /// **Queue.** Hooks run on the manager's event queue, one serial queue per manager, never on the
 /// transport's delegate queue: a slow monitor delays other events, never a transfer. Because they
 /// are delivered asynchronously, ``requestFinished(_:for:id:metrics:)`` may run after the caller's
-/// completion. A manager without monitors pays nothing for them. Hooks must return: events wait
+/// completion; for a body the data-transfer layer decodes it always does, and when nothing
+/// else waits on the event queue it runs as that queue's work on the thread that ran the
+/// completion, once the completion has returned (no thread is woken for it). A manager without
+/// monitors pays nothing for them. Hooks must return: events wait
 /// for the monitor before them, with what they carry (bodies included), so a monitor that never
 /// returns keeps every later event of its manager in memory.
 ///
@@ -191,15 +194,16 @@ public struct RequestMetrics: Hashable, Sendable {
 /// A manager's monitors and the queue they run on.
 struct EventMonitors: Sendable {
     let monitors: [any EventMonitor]
-    private let queue: DispatchQueue?
+    /// The event queue, and each event queued on it and not yet run.
+    private let events: HandOver?
 
     init(_ monitors: [any EventMonitor]) {
         self.monitors = monitors
-        queue = monitors.isEmpty ? nil : DispatchQueue(label: "Strata.SessionManager.events")
+        events = monitors.isEmpty ? nil : HandOver(to: DispatchQueue(label: "Strata.SessionManager.events"))
     }
 
     /// Whether any monitor listens.
-    var isEmpty: Bool { queue == nil }
+    var isEmpty: Bool { events == nil }
 
     /// `context`, with what every monitor keeps of the calling task added, once, and the report
     /// of the layer above about the request starting here (``ResponseHandling``), if it makes one.
@@ -231,18 +235,27 @@ struct EventMonitors: Sendable {
     }
 
     /// Runs `event` for every monitor that wants `kind`, in order, on the event queue, inside
-    /// `context`; nothing is queued if none does.
+    /// `context`; nothing is queued if none does. `inPlace`: from a thread that has nothing else
+    /// to do (``/StrataCore/HandOver/run(_:)``), the event runs there, as the queue's work, when
+    /// nothing else waits on the queue — a thread woken for it would cost the request more than
+    /// the hooks do.
     func emit(
-        _ kind: MonitoredEvents, to interests: Interests, in context: RequestContext,
+        _ kind: MonitoredEvents, to interests: Interests, in context: RequestContext, inPlace: Bool = false,
         _ event: @escaping @Sendable (any EventMonitor) -> Void
     ) {
-        guard let queue, interests.any.contains(kind) else { return }
-        queue.async { [monitors] in
+        guard let events, interests.any.contains(kind) else { return }
+        let work: @Sendable () -> Void = { [monitors] in
             context.run {
                 for (monitor, wanted) in zip(monitors, interests.each) where wanted.contains(kind) {
                     event(monitor)
                 }
             }
+        }
+        events.begin()
+        if inPlace {
+            events.run(work)
+        } else {
+            events.queue(work)
         }
     }
 

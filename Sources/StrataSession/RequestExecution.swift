@@ -734,16 +734,16 @@ private final class ExecutionRecord: Sendable {
                 RequestMetrics(exchanges: state.exchanges, attempts: state.attempts, duration: .now - createdAt)
             )
         }
-        let tell: @Sendable ((any Error)?) -> Void = { [monitors, interests, context, id] error in
+        let tell: ResponseHandling.Tell = { [monitors, interests, context, id] error, onTheWayUp in
             var finished = outcome
             if let error {
                 finished.error = error
             }
-            monitors.emit(.finished, to: interests, in: context) { [finished] in
+            monitors.emit(.finished, to: interests, in: context, inPlace: onTheWayUp) { [finished] in
                 $0.requestFinished(finished, for: request, id: id, metrics: metrics)
             }
         }
-        guard let handling else { return tell(nil) }
+        guard let handling else { return tell(nil, false) }
         // The caller's outcome is not known until the layer above has decoded the body.
         handling.whenHandled(tell)
     }

@@ -188,13 +188,14 @@ public struct DefaultDataTransferService: DataTransferService {
     ) {
         // A request cancelled while it waited for the decoding queue is not decoded at all.
         guard !call.isCompleted else { return }
+        // The monitors are told after the caller, from this thread: nothing of the caller's is below.
         do throws(DataTransferError) {
             let value = try decode(response)
-            handling.handled(nil)
             call.complete(.success(DataTransferResponse(value: value, response: response)))
+            handling.handled(nil, onTheWayUp: true)
         } catch {
-            handling.handled(error.reported)
             call.complete(.failure(error))
+            handling.handled(error.reported, onTheWayUp: true)
         }
     }
 

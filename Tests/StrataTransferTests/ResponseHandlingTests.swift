@@ -58,12 +58,14 @@ private final class FinishMonitor: EventMonitor {
         }
     }
 
-    private func stack(adapters: [any RequestAdapter] = []) -> (DefaultDataTransferService, FinishMonitor) {
+    private func stack(
+        adapters: [any RequestAdapter] = [], monitors: [any EventMonitor] = []
+    ) -> (DefaultDataTransferService, FinishMonitor) {
         let monitor = FinishMonitor()
         let manager = SessionManager(
             transport: URLSessionTransport(configuration: stub.makeSessionConfiguration()),
             adapters: adapters,
-            monitors: [monitor]
+            monitors: [monitor] + monitors
         )
         let network = DefaultNetworkService(
             configuration: NetworkConfiguration(baseURL: stub.baseURL), sessionManager: manager)
@@ -211,6 +213,99 @@ private final class FinishMonitor: EventMonitor {
         let finishes = try await monitor.settled(1)
         #expect(finishes.count == 1)
         #expect(finishes.first?.error == nil)
+    }
+
+    /// A lone request's end is told on the thread that handed the caller its result, after the
+    /// caller's completion has returned, as the event queue's work: no thread is woken for it.
+    /// Requests overlapping, each end is still told once, one at a time.
+    @Test func aLoneRequestsEndIsToldOnTheThreadThatCompletedItAfterTheCaller() async throws {
+        let monitor = ThreadMonitor()
+        let (transfer, _) = stack(monitors: [monitor])
+        for round in 1...3 {
+            monitor.completedOn.withLock { $0 = nil }
+            let recorder = CompletionRecorder<Bool>()
+            transfer.request(with: Endpoint<Member>(path: "user")) { result in
+                Thread.sleep(forTimeInterval: 0.02)  // an end told meanwhile, elsewhere, would be seen
+                monitor.completedOn.withLock { $0 = pthread_self() }
+                recorder.record((try? result.get()) != nil)
+            }
+            #expect(await recorder.first() == true)
+            #expect(try await monitor.settled(round).last?.afterTheCallerHere == true)
+        }
+        let recorders = (0..<20).map { _ in CompletionRecorder<Bool>() }
+        for recorder in recorders {
+            transfer.request(with: Endpoint<Member>(path: "user")) { result in
+                recorder.record((try? result.get()) != nil)
+            }
+        }
+        for recorder in recorders { #expect(await recorder.first() == true) }
+        #expect(try await monitor.settled(23).count == 23)
+        #expect(monitor.overlapped.value == false)
+    }
+
+    /// A monitor that takes its time delays no caller: three requests one after another complete
+    /// while the first end told is still held, and the ends come once it lets go.
+    @Test func aSlowMonitorNeverDelaysTheCallersCompletion() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let monitor = ThreadMonitor(gate: gate)
+        let (transfer, _) = stack(monitors: [monitor])
+        for _ in 0..<3 {
+            let recorder = CompletionRecorder<Bool>()
+            transfer.request(with: Endpoint<Member>(path: "user")) { result in
+                recorder.record((try? result.get()) != nil)
+            }
+            #expect(await recorder.first() == true)
+        }
+        #expect(try await monitor.settled(0).isEmpty)
+        for _ in 0..<3 { gate.signal() }
+        #expect(try await monitor.settled(3).count == 3)
+        #expect(monitor.overlapped.value == false)
+    }
+}
+
+/// Writes down, for each request's end it is told, whether the caller's completion had already
+/// run on the same thread; and whether two of its hooks ever ran at once.
+private final class ThreadMonitor: EventMonitor {
+    struct Told: Sendable {
+        /// The caller's completion ran on this thread, before the end was told.
+        let afterTheCallerHere: Bool
+    }
+
+    /// The thread the test's last completion ran on, set as it ends.
+    let completedOn = Locked<pthread_t?>(nil)
+    let overlapped = Locked(false)
+    private let told = Locked<[Told]>([])
+    private let running = Locked(0)
+    /// What each hook waits for (at most ten seconds), if anything; otherwise it takes 2 ms.
+    private let gate: DispatchSemaphore?
+
+    init(gate: DispatchSemaphore? = nil) {
+        self.gate = gate
+    }
+
+    func requestFinished(_ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics) {
+        let here = completedOn.value.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        let alongside = running.withLock { running in
+            running += 1
+            return running > 1
+        }
+        if alongside { overlapped.withLock { $0 = true } }
+        if let gate {
+            _ = gate.wait(timeout: .now() + 10)
+        } else {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        running.withLock { $0 -= 1 }
+        told.withLock { $0.append(Told(afterTheCallerHere: here)) }
+    }
+
+    /// The ends told so far, once `count` have been.
+    func settled(_ count: Int) async throws -> [Told] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while told.value.count < count, .now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return told.value
     }
 }
 

@@ -221,28 +221,36 @@ case "memory" where arguments.count == 3:
     compare(rounds: Int(arguments[2]) ?? 10, count: Int(arguments[1]) ?? 2_000) {
         Stack($0, transport: InMemoryTransport(), baseURL: StackOverhead.baseURL)
     }
-case "loopback" where arguments.count == 5:
+case "loopback" where arguments.count == 5 || (arguments.count == 6 && sides.contains(arguments[5])):
     guard let base = URL(string: arguments[2]), let count = Int(arguments[3]), let rounds = Int(arguments[4]) else {
         exit(2)
     }
     print("loopback over \(arguments[1]), \(base.absoluteString)/items")
-    if arguments[1] == "ahc" {
-        let client = HTTPClient(
+    let client =
+        arguments[1] == "ahc"
+        ? HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: AsyncHTTPClientTransport.strataConfiguration())
-        compare(rounds: rounds, count: count) {
-            Stack($0, transport: AsyncHTTPClientTransport(client: client, decompresses: true), baseURL: base)
-        }
-        try client.syncShutdown()
-    } else {
-        compare(rounds: rounds, count: count) { Stack($0, transport: URLSessionTransport(), baseURL: base) }
+            configuration: AsyncHTTPClientTransport.strataConfiguration()) : nil
+    let stack = { (side: String) in
+        Stack(
+            side,
+            transport: client.map { AsyncHTTPClientTransport(client: $0, decompresses: true) } ?? URLSessionTransport(),
+            baseURL: base)
     }
+    if arguments.count == 6 {
+        // One side alone, to be profiled.
+        let side = stack(arguments[5])
+        for _ in 0..<rounds { _ = side.block(count) }
+    } else {
+        compare(rounds: rounds, count: count, stack)
+    }
+    try client?.syncShutdown()
 default:
     print(
         """
         usage: MonitorCost instructions none|logging|metrics|tracing|all COUNT
                MonitorCost memory COUNT ROUNDS
-               MonitorCost loopback urlsession|ahc BASE-URL COUNT ROUNDS
+               MonitorCost loopback urlsession|ahc BASE-URL COUNT ROUNDS [SIDE]   (a side alone: for a profiler)
         """)
     exit(2)
 }
