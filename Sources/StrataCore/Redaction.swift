@@ -73,8 +73,9 @@ public struct Redaction: Hashable, Sendable {
     /// Whether `name`, or any part of a nested name (`user[token]`, `token[0]`), is in `keys`.
     private static func covers(_ name: String, _ keys: Set<String>) -> Bool {
         let lowercased = name.lowercased()
-        return keys.contains(lowercased)
-            || lowercased.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { keys.contains(String($0)) }
+        guard !keys.contains(lowercased) else { return true }
+        guard lowercased.utf8.contains(where: { $0 == .openingBracket || $0 == .closingBracket }) else { return false }
+        return lowercased.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { keys.contains(String($0)) }
     }
 
     /// `headers` with every covered value replaced by the placeholder.
@@ -101,19 +102,13 @@ public struct Redaction: Hashable, Sendable {
     /// The delimiters are ASCII, so the text is read as UTF-8 bytes, never as characters: every
     /// log line and span of a request goes through here.
     public func redact(urlText text: String) -> String {
+        var hidden: [(range: Range<String.Index>, replacement: String)] = []
         var rest = Substring(text)
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
         if let separator = Self.schemeSeparator(in: rest) {
-            result += rest[..<separator]
             rest = rest[separator...]
             let authorityEnd = rest.utf8.firstIndex { $0 == .slash || $0 == .question || $0 == .hash } ?? rest.endIndex
-            let authority = rest[..<authorityEnd]
-            if let at = authority.utf8.lastIndex(of: .at) {
-                result += placeholder
-                result += authority[at...]
-            } else {
-                result += authority
+            if let at = rest[..<authorityEnd].utf8.lastIndex(of: .at) {
+                hidden.append((rest.startIndex..<at, placeholder))
             }
             rest = rest[authorityEnd...]
         }
@@ -121,17 +116,13 @@ public struct Redaction: Hashable, Sendable {
         let beforeFragment = rest[..<(fragmentStart ?? rest.endIndex)]
         if let queryStart = beforeFragment.utf8.firstIndex(of: .question) {
             // Slices by byte: a character's index would take a combining mark after the `?` with it.
-            let query = beforeFragment.utf8.index(after: queryStart)
-            result += beforeFragment[..<query]
-            appendRedactedQuery(beforeFragment[query...], keys: queryKeys, to: &result)
-        } else {
-            result += beforeFragment
+            appendHiddenValues(
+                in: beforeFragment[beforeFragment.utf8.index(after: queryStart)...], keys: queryKeys, to: &hidden)
         }
         if let fragmentStart {
-            result += "#"
-            appendRedactedQuery(rest[rest.utf8.index(after: fragmentStart)...], keys: queryKeys, to: &result)
+            appendHiddenValues(in: rest[rest.utf8.index(after: fragmentStart)...], keys: queryKeys, to: &hidden)
         }
-        return result
+        return Self.replacing(hidden, in: Substring(text))
     }
 
     /// Where what follows the first `://` of `text` starts.
@@ -151,28 +142,47 @@ public struct Redaction: Hashable, Sendable {
     /// `key=value` pairs separated by `&`, with the values of covered keys (`keys`, by default the
     /// query keys) replaced. A nested key matches when any part does (`token[0]`, `user[token]`).
     public func redactQuery(_ query: Substring, keys: Set<String>? = nil) -> String {
-        var result = ""
-        appendRedactedQuery(query, keys: keys ?? queryKeys, to: &result)
-        return result
+        var hidden: [(range: Range<String.Index>, replacement: String)] = []
+        appendHiddenValues(in: query, keys: keys ?? queryKeys, to: &hidden)
+        return Self.replacing(hidden, in: query)
     }
 
-    private func appendRedactedQuery(_ query: Substring, keys: Set<String>, to result: inout String) {
-        var first = true
-        for pair in query.utf8.split(separator: .ampersand, omittingEmptySubsequences: false) {
-            if !first { result += "&" }
-            first = false
-            let pair = Substring(pair)
-            let name = pair[..<(pair.utf8.firstIndex(of: .equals) ?? pair.endIndex)]
+    /// Adds to `hidden`, for each pair of `query` whose key is covered, what follows the key: it
+    /// becomes `=` and the placeholder.
+    private func appendHiddenValues(
+        in query: Substring, keys: Set<String>, to hidden: inout [(range: Range<String.Index>, replacement: String)]
+    ) {
+        let bytes = query.utf8
+        var start = bytes.startIndex
+        while true {
+            let end = bytes[start...].firstIndex(of: .ampersand) ?? bytes.endIndex
+            let nameEnd = bytes[start..<end].firstIndex(of: .equals) ?? end
+            let name = query[start..<nameEnd]
             let decoded =
                 name.utf8.contains(.percent) ? String(name).removingPercentEncoding ?? String(name) : String(name)
             if Self.covers(decoded, keys) {
-                result += name
-                result += "="
-                result += placeholder
-            } else {
-                result += pair
+                hidden.append((nameEnd..<end, "=" + placeholder))
             }
+            guard end < bytes.endIndex else { return }
+            start = bytes.index(after: end)
         }
+    }
+
+    /// `text` with each range of `hidden` (in order, apart) replaced; `text` itself if there is none.
+    private static func replacing(
+        _ hidden: [(range: Range<String.Index>, replacement: String)], in text: Substring
+    ) -> String {
+        guard !hidden.isEmpty else { return String(text) }
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        var kept = text.startIndex
+        for (range, replacement) in hidden {
+            result += text[kept..<range.lowerBound]
+            result += replacement
+            kept = range.upperBound
+        }
+        result += text[kept...]
+        return result
     }
 
     /// `error` with the URL it keeps redacted: its failing URL becomes redacted text, and what else
@@ -211,4 +221,6 @@ extension UInt8 {
     fileprivate static let ampersand = UInt8(ascii: "&")
     fileprivate static let equals = UInt8(ascii: "=")
     fileprivate static let percent = UInt8(ascii: "%")
+    fileprivate static let openingBracket = UInt8(ascii: "[")
+    fileprivate static let closingBracket = UInt8(ascii: "]")
 }

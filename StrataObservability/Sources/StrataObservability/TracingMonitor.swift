@@ -141,6 +141,11 @@ enum RequestSpanKey: ServiceContextKey {
 }
 
 /// Writes the current `ServiceContext` into each request, with `instrument`'s injector.
+///
+/// The fields are gathered first and written into the request at once: on Linux each
+/// `URLRequest.setValue(_:forHTTPHeaderField:)` copies the request's fields and capitalizes the
+/// name, a few microseconds a field. A field the instrument writes that breaks HTTP's grammar is
+/// left out, as FoundationNetworking's `setValue` leaves it out: tracing never fails a request.
 struct TraceContextInjector: RequestAdapter {
     let instrument: any Instrument
     let origins: Set<Origin>?
@@ -149,15 +154,29 @@ struct TraceContextInjector: RequestAdapter {
         guard let context = ServiceContext.current,
             origins.map({ origins in origins.contains { $0.contains(request.url) } }) ?? true
         else { return completion(.success(request)) }
+        var fields = HTTPHeaders()
+        instrument.inject(context, into: &fields, using: HeaderFieldInjector())
+        guard !fields.isEmpty else { return completion(.success(request)) }
         var request = request
-        instrument.inject(context, into: &request, using: HeaderFieldInjector())
+        var all = request.allHTTPHeaderFields ?? [:]
+        for field in fields {
+            // The instrument's field replaces one the request has under that name, in any case.
+            let name = field.name.lowercased()
+            if let existing = all.keys.first(where: { $0.lowercased() == name }) {
+                all[existing] = nil
+            }
+            all[field.name] = field.value
+        }
+        request.allHTTPHeaderFields = all
         completion(.success(request))
     }
 }
 
-/// Writes a field into a request's header.
+/// Gathers the fields an instrument writes, each name once, leaving out those HTTP would refuse.
 struct HeaderFieldInjector: Injector {
-    func inject(_ value: String, forKey key: String, into request: inout URLRequest) {
-        request.setValue(value, forHTTPHeaderField: key)
+    func inject(_ value: String, forKey key: String, into fields: inout HTTPHeaders) {
+        let field = HTTPHeader(name: key, value: value)
+        guard (try? field.validate()) != nil else { return }
+        fields.update(name: key, value: value)
     }
 }

@@ -132,6 +132,31 @@ import Tracing
         #expect(landed.value(forHTTPHeaderField: InMemoryTracer.spanIDKey) == (keptHome ? nil : span.spanID))
     }
 
+    /// What an instrument writes replaces a field of the same name in any case, each name once;
+    /// a field HTTP would refuse is left out, and the request still goes.
+    @Test func theInstrumentsFieldsReplaceTheirNamesAndAFieldHTTPRefusesIsLeftOut() async throws {
+        let tracer = InMemoryTracer()
+        let tracing = TracingMonitor(tracer: tracer)
+        let manager = SessionManager(
+            configuration: stub.makeSessionConfiguration(),
+            adapters: [tracing.injector(instrument: CarelessInstrument())], monitors: [tracing])
+        let service = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: stub.baseURL), sessionManager: manager),
+            completionQueue: DispatchQueue(label: "completions"))
+        try await service.request(
+            Endpoint<Void>(path: "items", headerParameters: ["TRACEPARENT": "stale", "Accept": "application/json"]))
+        let sent = try #require(stub.requests.first)
+        let fields = sent.allHTTPHeaderFields ?? [:]
+        #expect(fields.keys.filter { $0.lowercased() == "traceparent" }.count == 1, "\(fields)")
+        #expect(sent.value(forHTTPHeaderField: "traceparent") == "00-second-01")
+        #expect(sent.value(forHTTPHeaderField: "Accept") == "application/json")
+        #expect(sent.value(forHTTPHeaderField: "X-Smuggled") == nil)
+        #expect(fields.values.allSatisfy { !$0.contains("\r") && !$0.contains("\n") }, "\(fields)")
+        #expect(sent.value(forHTTPHeaderField: "Bad Name") == nil)
+        _ = try await finished(tracer, count: 1)
+    }
+
     /// A URL the pipeline refuses unsent (a port past 65535) still has its span, ended once, as
     /// the error it was; its attributes say what the caller asked for.
     @Test func aRequestRefusedUnsentEndsItsSpanOnceAsAnError() async throws {
@@ -169,5 +194,22 @@ import Tracing
         #expect(tracer.finishedSpans.count == total)
         #expect(tracer.activeSpans.isEmpty)
         #expect(Set(spans.map(\.spanID)).count == total)
+    }
+}
+
+/// Writes a field twice, one whose value would smuggle in another field, and one whose name is
+/// not a token.
+private struct CarelessInstrument: Instrument {
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+    ) where Extract.Carrier == Carrier {}
+
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
+    ) where Inject.Carrier == Carrier {
+        injector.inject("00-first-01", forKey: "traceparent", into: &carrier)
+        injector.inject("00-second-01", forKey: "Traceparent", into: &carrier)
+        injector.inject("a\r\nX-Smuggled: 1", forKey: "tracestate", into: &carrier)
+        injector.inject("b", forKey: "Bad Name", into: &carrier)
     }
 }
