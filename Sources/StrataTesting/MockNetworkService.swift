@@ -122,12 +122,22 @@ public final class MockNetworkService: NetworkService {
     }
 
     /// Builds and records the endpoint's request and takes the next answer; a request that cannot
-    /// be built is the failure.
+    /// be built is the failure, and one whose options are out of range is
+    /// ``/StrataService/NetworkError/invalidRequest(_:)`` (recorded, no answer used), as a real
+    /// session manager refuses it unsent.
     private func next(_ endpoint: any Requestable) -> Answer {
         do {
             let request = try endpoint.urlRequest(with: configuration)
+            let refused: RequestValidationError?
+            do {
+                try endpoint.options.validate()
+                refused = nil
+            } catch {
+                refused = error
+            }
             return state.withLock { state in
                 state.requests.append(request)
+                if let refused { return .result(.failure(.invalidRequest(refused))) }
                 return state.queue.isEmpty ? .result(fallback) : state.queue.removeFirst()
             }
         } catch {

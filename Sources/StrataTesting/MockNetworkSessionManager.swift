@@ -12,7 +12,9 @@ import StrataSession
 ///
 /// Responses are used in the order they were enqueued; when none is left, ``fallback`` answers.
 /// Status codes are validated as a real manager does, so an unacceptable status arrives with
-/// ``/StrataSession/SessionError/unacceptableStatusCode(_:)``.
+/// ``/StrataSession/SessionError/unacceptableStatusCode(_:)``; so are the options: a request whose
+/// options are out of range (``/StrataCore/RequestOptions/validate()``) is recorded and fails with
+/// ``/StrataCore/RequestValidationError/invalidOption(name:value:)``, and no stubbed answer is used.
 ///
 /// ```swift
 /// let manager = MockNetworkSessionManager()
@@ -174,11 +176,20 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
         return script.play(url: url, acceptable: acceptable, to: receiver, failure: FailedResponse.ending)
     }
 
-    /// Records `request` and takes the next stubbed response.
+    /// Records `request` and takes the next stubbed response; a failure, leaving the stubbed
+    /// responses as they are, if `options` are out of range (a real manager sends nothing then).
     private func next(_ request: URLRequest, _ options: RequestOptions) -> Response {
-        state.withLock { state -> Response in
+        let invalid: RequestValidationError?
+        do {
+            try options.validate()
+            invalid = nil
+        } catch {
+            invalid = error
+        }
+        return state.withLock { state -> Response in
             state.requests.append(request)
             state.options.append(options)
+            if let invalid { return .failure(invalid) }
             return state.queue.isEmpty ? fallback : state.queue.removeFirst()
         }
     }

@@ -54,6 +54,29 @@ struct Item: Codable, Equatable, Sendable {
         #expect(errors.value == [.unacceptableStatusCode(500), nil])
     }
 
+    /// Options out of range fail as a real manager fails them, before any stubbed answer is used.
+    @Test(arguments: [
+        RequestOptions(streamIdleTimeout: -1), RequestOptions(streamDeadline: .nan),
+        RequestOptions(streamBufferLimit: 0), RequestOptions(maximumBodyLength: -5),
+    ])
+    func validatesOptionsLikeARealManager(options: RequestOptions) {
+        let manager = MockNetworkSessionManager(responses: [.success(statusCode: 201)], completionQueue: nil)
+        let outcomes = Locked<[(status: Int?, error: (any Error)?)]>([])
+        for options in [options, RequestOptions()] {
+            manager.request(URLRequest(url: MockDefaults.baseURL), options: options) { _, response, error in
+                outcomes.withLock { $0.append(((response as? HTTPURLResponse)?.statusCode, error)) }
+            }
+        }
+        let (refused, answered) = (outcomes.value[0], outcomes.value[1])
+        guard case .invalidOption? = refused.error as? RequestValidationError else {
+            Issue.record("expected invalidOption, got \(String(describing: refused.error))")
+            return
+        }
+        #expect(refused.status == nil)
+        #expect(answered.status == 201 && answered.error == nil)
+        #expect(manager.requests.count == 2)
+    }
+
     @Test func aPendingRequestCompletesOnlyWhenCancelled() async throws {
         let manager = MockNetworkSessionManager(responses: [.pending])
         let recorder = CompletionRecorder<Bool>()
@@ -68,6 +91,21 @@ struct Item: Codable, Equatable, Sendable {
 }
 
 @Suite struct MockNetworkServiceTests {
+    /// An endpoint whose options are out of range fails as over a real manager, before any stubbed
+    /// answer is used; its request is recorded.
+    @Test func anEndpointWithOptionsOutOfRangeFailsAsTheRealServiceWould() async throws {
+        let network = MockNetworkService(results: [.success(NetworkResponse(statusCode: 201, body: Data()))])
+        await #expect {
+            try await network.request(
+                endpoint: Endpoint<Void>(path: "a", options: RequestOptions(streamBufferLimit: 0)))
+        } throws: { error in
+            guard case .invalidRequest(.invalidOption(let name, _)) = error as? NetworkError else { return false }
+            return name == "streamBufferLimit"
+        }
+        #expect(try await network.request(endpoint: Endpoint<Void>(path: "b")).statusCode == 201)
+        #expect(network.requests.map { $0.url?.lastPathComponent } == ["a", "b"])
+    }
+
     @Test func buildsRequestsAgainstItsConfigurationAndRecordsThem() async throws {
         let network = MockNetworkService(
             configuration: NetworkConfiguration(
