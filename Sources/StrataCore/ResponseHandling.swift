@@ -3,9 +3,9 @@
 /// The data-transfer layer decodes a body, or resolves an error, after the manager has completed:
 /// a body that does not decode fails the caller's request although its exchange succeeded. That
 /// layer makes a report current (``run(_:)``) while it starts the request and says what the caller
-/// got once it knows (``handled(_:onTheWayUp:)``). The manager's request claims the report as it starts, and
-/// tells its monitors `EventMonitor.requestFinished` only once the report
-/// has come, with the caller's error in the outcome.
+/// got once it knows (``handled(_:onTheWayUp:)``). The manager's request claims the report as it
+/// starts, and tells its monitors `EventMonitor.requestFinished` only once the report has come,
+/// with the caller's error in the outcome.
 ///
 /// One report belongs to one request: only the first request that starts while it is current
 /// claims it, not one that an adapter sends meanwhile (a token refresh). A report dropped without

@@ -63,7 +63,8 @@ package enum StrataQueue {
     }
 }
 
-/// Hands completions to a queue of the caller's, sparing a thread wake-up where it can.
+/// Hands completions to a queue of the caller's, sparing a thread wake-up where it can; a session
+/// manager's monitor events to its event queue the same way.
 ///
 /// Each completion to come is announced (``begin()``), then handed over once. One handed over with
 /// ``run(_:)`` from a queue of ``StrataQueue/async(_:)``'s, which has nothing else to do,
