@@ -153,6 +153,7 @@ public struct Redaction: Hashable, Sendable {
         in query: Substring, keys: Set<String>, to hidden: inout [(range: Range<String.Index>, replacement: String)]
     ) {
         let bytes = query.utf8
+        let hiddenValue = "=" + placeholder
         var start = bytes.startIndex
         while true {
             let end = bytes[start...].firstIndex(of: .ampersand) ?? bytes.endIndex
@@ -161,7 +162,7 @@ public struct Redaction: Hashable, Sendable {
             let decoded =
                 name.utf8.contains(.percent) ? String(name).removingPercentEncoding ?? String(name) : String(name)
             if Self.covers(decoded, keys) {
-                hidden.append((nameEnd..<end, "=" + placeholder))
+                hidden.append((nameEnd..<end, hiddenValue))
             }
             guard end < bytes.endIndex else { return }
             start = bytes.index(after: end)

@@ -128,16 +128,10 @@ public final class MockNetworkService: NetworkService {
     private func next(_ endpoint: any Requestable) -> Answer {
         do {
             let request = try endpoint.urlRequest(with: configuration)
-            let refused: RequestValidationError?
-            do {
-                try endpoint.options.validate()
-                refused = nil
-            } catch {
-                refused = error
-            }
+            let checked = Result { () throws(RequestValidationError) in try endpoint.options.validate() }
             return state.withLock { state in
                 state.requests.append(request)
-                if let refused { return .result(.failure(.invalidRequest(refused))) }
+                if case .failure(let refused) = checked { return .result(.failure(.invalidRequest(refused))) }
                 return state.queue.isEmpty ? .result(fallback) : state.queue.removeFirst()
             }
         } catch {

@@ -179,17 +179,11 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
     /// Records `request` and takes the next stubbed response; a failure, leaving the stubbed
     /// responses as they are, if `options` are out of range (a real manager sends nothing then).
     private func next(_ request: URLRequest, _ options: RequestOptions) -> Response {
-        let invalid: RequestValidationError?
-        do {
-            try options.validate()
-            invalid = nil
-        } catch {
-            invalid = error
-        }
+        let checked = Result { () throws(RequestValidationError) in try options.validate() }
         return state.withLock { state -> Response in
             state.requests.append(request)
             state.options.append(options)
-            if let invalid { return .failure(invalid) }
+            if case .failure(let invalid) = checked { return .failure(invalid) }
             return state.queue.isEmpty ? fallback : state.queue.removeFirst()
         }
     }

@@ -261,6 +261,25 @@ private final class FinishMonitor: EventMonitor {
         #expect(try await monitor.settled(3).count == 3)
         #expect(monitor.overlapped.value == false)
     }
+
+    /// A monitor whose end hook starts another request through the same service and waits for
+    /// it, as the end is told in place: the inner request completes (its own end is queued behind
+    /// the hook), and every end is told once.
+    @Test func aMonitorThatSendsARequestFromItsEndHookAndWaitsForItDoesNotHang() async throws {
+        let monitor = ReentrantMonitor()
+        let (transfer, _) = stack(monitors: [monitor])
+        monitor.transfer.withLock { $0 = transfer }
+        let recorder = CompletionRecorder<Bool>()
+        transfer.request(with: Endpoint<Member>(path: "user")) { result in recorder.record((try? result.get()) != nil) }
+        #expect(await recorder.first() == true)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while monitor.inner.value.count < 1 || monitor.ends.value < 2, .now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(monitor.inner.value == [true])
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(monitor.ends.value == 2)
+    }
 }
 
 /// Writes down, for each request's end it is told, whether the caller's completion had already
@@ -327,5 +346,30 @@ extension Result where Failure == DataTransferError {
     fileprivate var isCancelled: Bool {
         if case .failure(let error) = self { return error.isCancelled }
         return false
+    }
+}
+
+/// In the end hook of the first request it sees, sends one more through `transfer` and waits (at
+/// most five seconds) for its completion.
+private final class ReentrantMonitor: EventMonitor {
+    let transfer = Locked<DefaultDataTransferService?>(nil)
+    /// Whether each inner request completed, with a value, in time.
+    let inner = Locked<[Bool]>([])
+    let ends = Locked(0)
+
+    func requestFinished(_ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics) {
+        let first = ends.withLock { ends in
+            ends += 1
+            return ends == 1
+        }
+        guard first, let transfer = transfer.value else { return }
+        let done = DispatchSemaphore(value: 0)
+        let succeeded = Locked(false)
+        transfer.request(with: Endpoint<Member>(path: "user")) { result in
+            succeeded.withLock { $0 = (try? result.get()) != nil }
+            done.signal()
+        }
+        let inTime = done.wait(timeout: .now() + 5) == .success
+        inner.withLock { $0.append(inTime && succeeded.value) }
     }
 }
