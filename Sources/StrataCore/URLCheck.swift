@@ -72,81 +72,133 @@ public enum HTTPURLCheck {
     /// brackets, without a zone) and, if it has one, a port from 1 to 65535. User information is
     /// not judged here: the pipeline moves it into an `Authorization` header before a URL is sent.
     public static func validate(_ url: URL) throws(UnsupportedURLReason) {
-        // One pass over the URL as written (it runs for every request): `URL.port` is nil for one too
-        // large for an `Int`, and a transport would then connect to the scheme's default port.
-        let parts = Parts(url.absoluteString)
-        guard schemes.contains(parts.scheme) else { throw .unsupportedScheme(parts.scheme) }
-        if let port = parts.port, !port.isEmpty {
-            guard port.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-                let number = Int(port), (1...65_535).contains(number)
-            else { throw .invalidPort(String(port)) }
-        }
-        var host = String(parts.host ?? "")
-        if host.utf8.contains(UInt8(ascii: "%")) {
-            // Percent-encoded: judged as it decodes, as the transports read it.
-            host = url.host ?? ""
-            if host.hasPrefix("["), host.hasSuffix("]") {
-                host = String(host.dropFirst().dropLast())
+        // One pass over the URL as written, on its UTF-8 bytes (it runs for every request, and a
+        // transport may check again): `URL.port` is nil for one too large for an `Int`, and a
+        // transport would then connect to the scheme's default port. Text is made only to say what
+        // is wrong, or for the rare host that is percent-encoded or bracketed.
+        var text = url.absoluteString
+        let verdict = text.withUTF8 { bytes in Verdict(Parts(bytes), of: bytes) }
+        let host: String
+        switch verdict {
+        case .valid: return
+        case .refused(let reason): throw reason
+        case .judgeHost(let written, let isBracketed):
+            if written.utf8.contains(UInt8(ascii: "%")) {
+                // Percent-encoded: judged as it decodes, as the transports read it.
+                var decoded = url.host ?? ""
+                if decoded.hasPrefix("["), decoded.hasSuffix("]") {
+                    decoded = String(decoded.dropFirst().dropLast())
+                }
+                host = decoded
+            } else {
+                host = written
             }
+            guard !host.isEmpty else { throw .missingHost }
+            if isBracketed {
+                if host.utf8.contains(UInt8(ascii: "%")) { throw .ipv6ZoneIdentifier(host) }
+                guard isIPv6Address(host) else { throw .invalidIPv6Address(host) }
+                return
+            }
+            guard host.utf8.count <= 253, host.utf8.allSatisfy(isHostNameByte) else { throw .invalidHost(host) }
         }
-        guard !host.isEmpty else { throw .missingHost }
-        if parts.isBracketed {
-            if host.utf8.contains(UInt8(ascii: "%")) { throw .ipv6ZoneIdentifier(host) }
-            guard isIPv6Address(host) else { throw .invalidIPv6Address(host) }
-            return
-        }
-        guard host.utf8.count <= 253, host.utf8.allSatisfy(isHostNameByte) else { throw .invalidHost(host) }
     }
 
-    /// A URL's scheme, host and port as written.
+    /// What the bytes of a URL alone say about it.
+    private enum Verdict {
+        /// An `http` or `https` URL with a port in range, if any, and a plain host name.
+        case valid
+        case refused(UnsupportedURLReason)
+        /// The scheme and port pass; the host, as written, is judged as text: it is bracketed or
+        /// percent-encoded, or it fails and the reason needs it.
+        case judgeHost(String, isBracketed: Bool)
+
+        init(_ parts: Parts, of bytes: UnsafeBufferPointer<UInt8>) {
+            func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+            guard Self.isHTTPScheme(bytes[parts.scheme]) else {
+                self = .refused(.unsupportedScheme(text(parts.scheme).lowercased()))
+                return
+            }
+            if let port = parts.port, !port.isEmpty {
+                var number = 0
+                for byte in bytes[port] {
+                    guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte), number <= 65_535 else {
+                        number = 0
+                        break
+                    }
+                    number = number * 10 + Int(byte - UInt8(ascii: "0"))
+                }
+                guard (1...65_535).contains(number) else {
+                    self = .refused(.invalidPort(text(port)))
+                    return
+                }
+            }
+            let host = parts.host ?? 0..<0
+            guard
+                parts.isBracketed || host.isEmpty || host.count > 253
+                    || !bytes[host].allSatisfy(isHostNameByte)
+            else {
+                self = .valid
+                return
+            }
+            self = .judgeHost(text(host), isBracketed: parts.isBracketed)
+        }
+
+        /// Whether `scheme` is `http` or `https`, in any case (`| 0x20` lowercases an ASCII letter,
+        /// and no other byte becomes one of these).
+        private static func isHTTPScheme(_ scheme: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+            let start = scheme.startIndex
+            return (scheme.count == 4 || (scheme.count == 5 && scheme[start + 4] | 0x20 == UInt8(ascii: "s")))
+                && scheme[start] | 0x20 == UInt8(ascii: "h") && scheme[start + 1] | 0x20 == UInt8(ascii: "t")
+                && scheme[start + 2] | 0x20 == UInt8(ascii: "t") && scheme[start + 3] | 0x20 == UInt8(ascii: "p")
+        }
+    }
+
+    /// Where a URL's scheme, host and port are in its text as written, by UTF-8 offset.
     private struct Parts {
-        /// The scheme, lowercased; empty without one.
-        var scheme = ""
+        /// The scheme; empty without one.
+        var scheme = 0..<0
         /// The host without brackets, percent-encoding left as written; `nil` without an authority.
-        var host: Substring?
+        var host: Range<Int>?
         /// The port's text after the colon (empty for `host:`); `nil` without one.
-        var port: Substring?
+        var port: Range<Int>?
         /// Whether the host is an IP literal in brackets.
         var isBracketed = false
 
-        // Every delimiter is ASCII, so the text is cut on its UTF-8 bytes: String's own searches
-        // walk grapheme clusters (and `contains` of a string goes through Foundation on Linux), a
-        // few microseconds on every request.
-        init(_ text: String) {
-            let bytes = text.utf8
+        init(_ bytes: UnsafeBufferPointer<UInt8>) {
             guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
-            scheme = text[..<colon].lowercased()
-            let rest = bytes[bytes.index(after: colon)...]
-            guard rest.starts(with: "//".utf8) else { return }
-            let authority = rest.dropFirst(2).prefix {
-                $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
-            }
-            var hostAndPort =
-                authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] }
-                ?? authority
-            if hostAndPort.first == UInt8(ascii: "[") {
+            scheme = 0..<colon
+            let slash = UInt8(ascii: "/")
+            guard colon + 2 < bytes.count, bytes[colon + 1] == slash, bytes[colon + 2] == slash else { return }
+            let start = colon + 3
+            let end =
+                bytes[start...].firstIndex {
+                    $0 == slash || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+                } ?? bytes.count
+            var from = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? start
+            if from < end, bytes[from] == UInt8(ascii: "[") {
                 isBracketed = true
-                guard let close = hostAndPort.firstIndex(of: UInt8(ascii: "]")) else {
-                    host = Substring(hostAndPort.dropFirst())
+                guard let close = bytes[from..<end].firstIndex(of: UInt8(ascii: "]")) else {
+                    host = from + 1..<end
                     return
                 }
-                host = Substring(hostAndPort[hostAndPort.index(after: hostAndPort.startIndex)..<close])
-                hostAndPort = hostAndPort[hostAndPort.index(after: close)...]
-                if hostAndPort.first == UInt8(ascii: ":") { port = Substring(hostAndPort.dropFirst()) }
+                host = from + 1..<close
+                from = close + 1
+                if from < end, bytes[from] == UInt8(ascii: ":") { port = from + 1..<end }
                 return
             }
-            if let portColon = hostAndPort.firstIndex(of: UInt8(ascii: ":")) {
-                host = Substring(hostAndPort[..<portColon])
-                port = Substring(hostAndPort[hostAndPort.index(after: portColon)...])
+            if let portColon = bytes[from..<end].firstIndex(of: UInt8(ascii: ":")) {
+                host = from..<portColon
+                port = portColon + 1..<end
             } else {
-                host = Substring(hostAndPort)
+                host = from..<end
             }
         }
     }
 
     /// Whether the authority of `url` holds a bracketed (IP-literal) host.
     package static func isBracketed(_ url: URL) -> Bool {
-        Parts(url.absoluteString).isBracketed
+        var text = url.absoluteString
+        return text.withUTF8 { Parts($0).isBracketed }
     }
 
     /// An ASCII letter or digit, `-`, `.` or `_`.

@@ -83,6 +83,88 @@ import Testing
         )
     }
 
+    /// The check runs on the URL's bytes; here it is written plainly, with `String`'s own
+    /// operations, and the two must agree on every URL of a product of awkward parts.
+    @Test func agreesWithTheCheckWrittenPlainlyOnEveryCombinationOfAwkwardParts() {
+        let schemes = ["http", "HTTPS", "hTtP", "ftp", "htt", "httpss", "h-ttp"]
+        let separators = ["//", "/", ""]
+        let users = ["", "u@", "u:p@", "@", "a@b@", "u:[x]@"]
+        let hosts = [
+            "example.com", "127.0.0.1", "[::1]", "[fe80::1%25eth0]", "[v1.x]", "[]", "[::1", "ex%20ample.com",
+            "h%41st", "", "under_score", String(repeating: "a", count: 253), String(repeating: "a", count: 254),
+            "exa$mple", "xn--bcher-kva.de",
+        ]
+        let ports = ["", ":", ":80", ":0", ":65535", ":65536", ":00080", ":99999999999999999999", ":8a", ":-1"]
+        let rests = ["", "/x", "?q=1", "#f", "/a:b@c?d=[e]"]
+        var checked = 0
+        for scheme in schemes {
+            for separator in separators {
+                for user in users {
+                    for host in hosts {
+                        for port in ports {
+                            for rest in rests {
+                                let text = "\(scheme):\(separator)\(user)\(host)\(port)\(rest)"
+                                guard let url = URL(string: text) else { continue }
+                                checked += 1
+                                let byBytes: UnsupportedURLReason?
+                                do {
+                                    try HTTPURLCheck.validate(url)
+                                    byBytes = nil
+                                } catch {
+                                    byBytes = error
+                                }
+                                #expect(byBytes == Self.plainReason(url), "\(text)")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked > 10_000)
+    }
+
+    /// ``HTTPURLCheck/validate(_:)`` as its documentation says it, on `String`s.
+    private static func plainReason(_ url: URL) -> UnsupportedURLReason? {
+        let text = url.absoluteString
+        guard let colon = text.firstIndex(of: ":") else { return .unsupportedScheme("") }
+        let scheme = text[..<colon].lowercased()
+        guard scheme == "http" || scheme == "https" else { return .unsupportedScheme(scheme) }
+        let rest = text[text.index(after: colon)...]
+        var authority = rest.hasPrefix("//") ? rest.dropFirst(2).prefix { !"/?#".contains($0) } : ""
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host = authority
+        var port: Substring?
+        let isBracketed = authority.hasPrefix("[")
+        if isBracketed {
+            host = authority.dropFirst()
+            if let close = host.firstIndex(of: "]") {
+                let after = host[host.index(after: close)...]
+                host = host[..<close]
+                if after.hasPrefix(":") { port = after.dropFirst() }
+            }
+        } else if let portColon = authority.firstIndex(of: ":") {
+            host = authority[..<portColon]
+            port = authority[authority.index(after: portColon)...]
+        }
+        if let port, !port.isEmpty {
+            guard port.allSatisfy({ "0123456789".contains($0) }), let number = Int(port), (1...65_535).contains(number)
+            else { return .invalidPort(String(port)) }
+        }
+        var name = String(host)
+        if name.contains("%") {
+            name = url.host ?? ""
+            if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        }
+        if name.isEmpty { return .missingHost }
+        if isBracketed {
+            if name.contains("%") { return .ipv6ZoneIdentifier(name) }
+            return HTTPURLCheck.isIPv6Address(name) ? nil : .invalidIPv6Address(name)
+        }
+        let hostNameCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._")
+        guard name.count <= 253, name.allSatisfy(hostNameCharacters.contains) else { return .invalidHost(name) }
+        return nil
+    }
+
     @Test func ipv6AddressesFollowRFC3986() {
         for valid in [
             "::", "::1", "1::", "1:2:3:4:5:6:7:8", "1::8", "::ffff:1.2.3.4", "1:2:3:4:5:6:1.2.3.4", "fe80::a",
