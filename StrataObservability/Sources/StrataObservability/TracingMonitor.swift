@@ -78,11 +78,15 @@ public struct TracingMonitor: EventMonitor {
         let method = Attributes.method(of: request)
         let span: any Span = tracer.startSpan(
             method == "_OTHER" ? "HTTP" : method, context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        span.attributes["http.request.method"] = method
-        // `url.full` is set as the span ends, from the request last sent, off the caller's path.
-        if let url = request.url {
-            span.attributes["server.address"] = url.host ?? ""
-            span.attributes["server.port"] = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
+        // All at once: setting one attribute reads and writes all of a span's (`InMemorySpan` copies
+        // them, under its lock, twice per attribute).
+        span.updateAttributes { attributes in
+            attributes["http.request.method"] = method
+            // `url.full` is set as the span ends, from the request last sent, off the caller's path.
+            if let url = request.url {
+                attributes["server.address"] = url.host ?? ""
+                attributes["server.port"] = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
+            }
         }
         var spanContext = span.context
         spanContext[RequestSpanKey.self] = RequestSpan(span)
@@ -96,17 +100,21 @@ public struct TracingMonitor: EventMonitor {
         _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
     ) {
         guard let span = ServiceContext.current?[RequestSpanKey.self] else { return }
-        if let url = request.url {
-            span.span.attributes["url.full"] = redaction.redact(url)
+        span.span.updateAttributes { attributes in
+            if let url = request.url {
+                attributes["url.full"] = redaction.redact(url)
+            }
+            if metrics.exchanges.count > 1 {
+                attributes["http.request.resend_count"] = metrics.exchanges.count - 1
+            }
+            if let status = outcome.head?.statusCode {
+                attributes["http.response.status_code"] = status
+            }
+            if let error = outcome.error {
+                attributes["error.type"] = Attributes.errorType(error)
+            }
         }
-        if metrics.exchanges.count > 1 {
-            span.span.attributes["http.request.resend_count"] = metrics.exchanges.count - 1
-        }
-        if let status = outcome.head?.statusCode {
-            span.span.attributes["http.response.status_code"] = status
-        }
-        if let error = outcome.error {
-            span.span.attributes["error.type"] = Attributes.errorType(error)
+        if outcome.error != nil {
             span.span.setStatus(SpanStatus(code: .error))
         }
         span.end()
