@@ -23,21 +23,25 @@ import StrataTransfer
 /// `5xx`, or `none` when no response came), `server.address` (the host the caller addressed,
 /// never a path or a query) and `error.type`, one of a few kinds (see ``failureKind(of:)``).
 ///
+/// Each metric is made once, the first time a method and host needs it, and kept by the monitor for
+/// the next requests, as swift-metrics means metrics to be used; the metrics of 256 methods and
+/// hosts are kept, and those of any beyond are made for each of their requests.
+///
 /// ```swift
 /// let manager = SessionManager(monitors: [MetricsMonitor(factory: MetricsSystem.factory)])
 /// ```
 public struct MetricsMonitor: EventMonitor {
     /// Where the metrics are made.
     public let factory: any MetricsFactory
-    /// The dimensions of each request in flight, taken as it started: its end decrements what its
-    /// start incremented, wherever redirects took it.
-    private let started = InFlight()
+    /// The metrics of each method and host, made once and kept, and of each request in flight.
+    private let instruments: Instruments
 
     /// Creates a monitor.
     /// - Parameter factory: Where the metrics are made; by default the process's
     ///   (`MetricsSystem.factory`, set by `MetricsSystem.bootstrap`).
     public init(factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
+        self.instruments = Instruments(factory: factory)
     }
 
     /// The hooks it counts in besides the request's start: its retries and its end.
@@ -45,37 +49,29 @@ public struct MetricsMonitor: EventMonitor {
         [.retrying, .finished]
     }
 
-    /// Counts the request in flight, as it starts.
+    /// Counts the request in flight.
     public func requestStarting(_ request: URLRequest, id: RequestID, context: inout RequestContext) {
-        let dimensions = Dimensions(request)
-        started.insert(dimensions, for: id)
-        Meter(label: "http.client.active_requests", dimensions: dimensions.target, factory: factory).increment()
+        instruments.start(request, id: id).active.increment()
     }
 
-    /// Counts a retry.
+    /// Counts the retry.
     public func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID) {
-        let dimensions = started.dimensions(of: id) ?? Dimensions(failure.request)
-        Counter(label: "http.client.retries", dimensions: dimensions.target, factory: factory).increment()
+        instruments.ofRequest(id, failure.request).retries.increment()
     }
 
-    /// Counts and times the request, and its failure if it failed.
+    /// Counts and times the request by its status class, and its failure by kind; it is no longer
+    /// in flight.
     public func requestFinished(
         _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
     ) {
-        let dimensions = started.remove(id) ?? Dimensions(request)
-        Meter(label: "http.client.active_requests", dimensions: dimensions.target, factory: factory).decrement()
-        let statusClass = outcome.head.map { "\($0.statusCode / 100)xx" } ?? "none"
-        let answered = dimensions.target + [("http.response.status_class", statusClass)]
-        Counter(label: "http.client.requests", dimensions: answered, factory: factory).increment()
+        let target = instruments.finish(id, request)
+        target.active.decrement()
+        let (requests, duration) = instruments.answered(target, statusClass: outcome.head?.statusCode)
+        requests.increment()
         let (seconds, attoseconds) = metrics.duration.components
-        CoreMetrics.Timer(label: "http.client.request.duration", dimensions: answered, factory: factory)
-            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         if let error = outcome.error {
-            Counter(
-                label: "http.client.failures",
-                dimensions: dimensions.target + [("error.type", Self.failureKind(of: error))],
-                factory: factory
-            ).increment()
+            instruments.failures(target, kind: Self.failureKind(of: error)).increment()
         }
     }
 
@@ -118,32 +114,97 @@ public struct MetricsMonitor: EventMonitor {
 }
 
 /// A request's dimensions, as it started.
-private struct Dimensions: Sendable {
-    let target: [(String, String)]
+/// The metrics of one method and host, made as first needed.
+private final class Target: @unchecked Sendable {  // Sendable: its `Instruments`' lock guards the `var`s.
+    let dimensions: [(String, String)]
+    let active: Meter
+    let retries: Counter
+    /// Requests and their duration by status class (`2xx`, `none`, …: at most eleven).
+    var answered: [String: (Counter, CoreMetrics.Timer)] = [:]
+    /// Failures by kind (a few; see `MetricsMonitor.failureKind(of:)`).
+    var failures: [String: Counter] = [:]
 
-    init(_ request: URLRequest) {
-        target = [
-            ("http.request.method", Attributes.method(of: request)),
-            ("server.address", request.url?.host?.lowercased() ?? ""),
-        ]
+    init(_ dimensions: [(String, String)], factory: any MetricsFactory) {
+        self.dimensions = dimensions
+        active = Meter(label: "http.client.active_requests", dimensions: dimensions, factory: factory)
+        retries = Counter(label: "http.client.retries", dimensions: dimensions, factory: factory)
     }
 }
 
-/// The dimensions of the requests in flight, by request; a monitor may serve several managers, so
-/// its hooks may run on several queues at once.
-private final class InFlight: @unchecked Sendable {  // Sendable: `lock` guards `requests`.
+/// A monitor's metrics, made once for each method and host and kept, as swift-metrics means them to
+/// be: making one asks the backend, which looks its label and dimensions up under a lock of its own.
+/// At most ``limit`` methods and hosts are kept; the metrics of others are made for each request.
+private final class Instruments: @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+    static let limit = 256
+
+    private struct Key: Hashable {
+        let method: String
+        let host: String
+    }
+
+    private let factory: any MetricsFactory
     private let lock = NSLock()
-    private var requests: [RequestID: Dimensions] = [:]
+    private var targets: [Key: Target] = [:]
+    /// The target of each request in flight, taken as it started: its end decrements what its start
+    /// incremented, wherever redirects took it.
+    private var inFlight: [RequestID: Target] = [:]
 
-    func insert(_ dimensions: Dimensions, for id: RequestID) {
-        lock.locked { requests[id] = dimensions }
+    init(factory: any MetricsFactory) {
+        self.factory = factory
     }
 
-    func dimensions(of id: RequestID) -> Dimensions? {
-        lock.locked { requests[id] }
+    /// The metrics of `request`'s method and host, which it is counted in until it finishes.
+    func start(_ request: URLRequest, id: RequestID) -> Target {
+        lock.locked {
+            let target = target(request)
+            inFlight[id] = target
+            return target
+        }
     }
 
-    func remove(_ id: RequestID) -> Dimensions? {
-        lock.locked { requests.removeValue(forKey: id) }
+    /// The metrics request `id` started with, else those of `request`.
+    func ofRequest(_ id: RequestID, _ request: URLRequest) -> Target {
+        lock.locked { inFlight[id] ?? target(request) }
+    }
+
+    /// The metrics request `id` started with, else those of `request`; it is no longer in flight.
+    func finish(_ id: RequestID, _ request: URLRequest) -> Target {
+        lock.locked { inFlight.removeValue(forKey: id) ?? target(request) }
+    }
+
+    /// The request counter and the duration timer of `target` for a response of `statusCode`.
+    func answered(_ target: Target, statusClass statusCode: Int?) -> (Counter, CoreMetrics.Timer) {
+        let statusClass = statusCode.map { "\($0 / 100)xx" } ?? "none"
+        return lock.locked {
+            if let made = target.answered[statusClass] { return made }
+            let dimensions = target.dimensions + [("http.response.status_class", statusClass)]
+            let made = (
+                Counter(label: "http.client.requests", dimensions: dimensions, factory: factory),
+                CoreMetrics.Timer(label: "http.client.request.duration", dimensions: dimensions, factory: factory)
+            )
+            target.answered[statusClass] = made
+            return made
+        }
+    }
+
+    /// The failure counter of `target` for failures of `kind`.
+    func failures(_ target: Target, kind: String) -> Counter {
+        lock.locked {
+            if let made = target.failures[kind] { return made }
+            let made = Counter(
+                label: "http.client.failures", dimensions: target.dimensions + [("error.type", kind)], factory: factory)
+            target.failures[kind] = made
+            return made
+        }
+    }
+
+    /// The kept metrics of `request`'s method and host; made now, and kept while there is room.
+    /// Called holding `lock`.
+    private func target(_ request: URLRequest) -> Target {
+        let key = Key(method: Attributes.method(of: request), host: request.url?.host?.lowercased() ?? "")
+        if let target = targets[key] { return target }
+        let target = Target([("http.request.method", key.method), ("server.address", key.host)], factory: factory)
+        if targets.count < Self.limit { targets[key] = target }
+        return target
     }
 }

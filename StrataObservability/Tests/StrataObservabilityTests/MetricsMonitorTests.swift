@@ -110,6 +110,42 @@ import Testing
                 == 1)
     }
 
+    /// swift-metrics means a metric to be made once and kept: a backend looks each one made up
+    /// under a lock of its own. The monitor makes each of a method and host's once, and still
+    /// counts right for more hosts than it keeps.
+    @Test func metricsAreMadeOnceForEachMethodAndHostAndCountedBeyondTheOnesKept() async throws {
+        let metrics = TestMetrics()
+        let factory = CountingFactory(metrics)
+        let service = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: URL(string: "https://api.strata.test")!),
+                sessionManager: SessionManager(transport: Answering(), monitors: [MetricsMonitor(factory: factory)])),
+            completionQueue: DispatchQueue(label: "completions"))
+        for id in 0..<40 {
+            try await service.request(Endpoint<Void>(path: "items/\(id)"))
+        }
+        try await settle(metrics, count: 40)
+        // The meter and the retry counter of GET api.strata.test, and its 2xx counter and timer.
+        #expect(factory.made == 4)
+
+        let hosts = 300  // more than a monitor keeps
+        for host in 0..<hosts {
+            try await service.request(Endpoint<Void>(path: "https://h\(host).strata.test/x", isFullPath: true))
+        }
+        try await settle(metrics, count: Int64(40 + hosts))
+        #expect(metrics.counterTotal(label: "http.client.requests") == Int64(40 + hosts))
+        for host in [0, 255, 256, 299] {
+            let dimensions: [(String, String)] = [
+                ("http.request.method", "GET"), ("server.address", "h\(host).strata.test"),
+            ]
+            #expect(
+                metrics.counterTotal(
+                    label: "http.client.requests", dimensions: dimensions + [("http.response.status_class", "2xx")])
+                    == 1)
+            #expect(try metrics.expectMeter("http.client.active_requests", dimensions).lastValue == 0)
+        }
+    }
+
     @Test(arguments: [
         (URLError(.timedOut) as any Error, "timeout"), (URLError(.cancelled), "cancelled"),
         (URLError(.networkConnectionLost), "connection"), (URLError(.serverCertificateUntrusted), "tls"),
@@ -122,6 +158,56 @@ import Testing
     func aFailureHasOneOfAFewKinds(error: any Error, kind: String) {
         #expect(MetricsMonitor.failureKind(of: error) == kind)
     }
+}
+
+/// Answers every request with an empty `200`, at once.
+private struct Answering: Transport {
+    func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+        let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+        let head = ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:])
+        return ResponsePlayback.start(head: head, steps: [], to: receiver)
+    }
+}
+
+/// `TestMetrics`, counting the metrics made through it.
+private final class CountingFactory: MetricsFactory, @unchecked Sendable {  // Sendable: `lock` guards `count`.
+    private let metrics: TestMetrics
+    private let lock = NSLock()
+    private var count = 0
+
+    init(_ metrics: TestMetrics) {
+        self.metrics = metrics
+    }
+
+    var made: Int { lock.withLock { count } }
+
+    private func counted<Made>(_ make: () -> Made) -> Made {
+        lock.withLock { count += 1 }
+        return make()
+    }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        counted { metrics.makeCounter(label: label, dimensions: dimensions) }
+    }
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+        counted { metrics.makeFloatingPointCounter(label: label, dimensions: dimensions) }
+    }
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        counted { metrics.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate) }
+    }
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        counted { metrics.makeTimer(label: label, dimensions: dimensions) }
+    }
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+        counted { metrics.makeMeter(label: label, dimensions: dimensions) }
+    }
+    func destroyCounter(_ handler: any CounterHandler) { metrics.destroyCounter(handler) }
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+        metrics.destroyFloatingPointCounter(handler)
+    }
+    func destroyRecorder(_ handler: any RecorderHandler) { metrics.destroyRecorder(handler) }
+    func destroyTimer(_ handler: any TimerHandler) { metrics.destroyTimer(handler) }
+    func destroyMeter(_ handler: any MeterHandler) { metrics.destroyMeter(handler) }
 }
 
 private struct TakenError: Decodable, Error {
