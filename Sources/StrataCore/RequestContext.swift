@@ -21,7 +21,7 @@
 /// ```
 public struct RequestContext: Sendable {
     private var values: [ObjectIdentifier: any Sendable] = [:]
-    private var scopes: [@Sendable (_ body: () -> Void) -> Void] = []
+    @usableFromInline var scopes: [@Sendable (_ body: () -> Void) -> Void] = []
     /// Whether a session manager has filled it already, on the thread that started the request: a
     /// service that hops to another queue before sending fills it first, so that it is filled once.
     package var isCaptured = false
@@ -50,6 +50,10 @@ public struct RequestContext: Sendable {
 
     /// Runs `body` inside every scope added with ``rebinding(with:)``: with the values the request
     /// kept bound again. A scope that does not run its body is passed over.
+    ///
+    /// Inlinable, so that it is specialized where it is called: unspecialized, each call looks up
+    /// the type `Result?` at run time, and the pipeline runs every step of a request through it.
+    @inlinable
     public func run<Result>(_ body: () -> Result) -> Result {
         guard !scopes.isEmpty else { return body() }
         var result: Result?
@@ -57,7 +61,8 @@ public struct RequestContext: Sendable {
         return result ?? body()
     }
 
-    private func nest(from scopes: ArraySlice<@Sendable (_ body: () -> Void) -> Void>, _ body: () -> Void) {
+    @usableFromInline
+    func nest(from scopes: ArraySlice<@Sendable (_ body: () -> Void) -> Void>, _ body: () -> Void) {
         guard let scope = scopes.first else { return body() }
         var entered = false
         scope {
