@@ -25,7 +25,9 @@ import StrataTransfer
 ///
 /// Stubs are used in order. A request with no stub left fails with
 /// ``/StrataTransfer/DataTransferError/resolvedNetworkFailure(_:)`` carrying ``MissingStub``, so a test never
-/// passes by accident.
+/// passes by accident. A request whose options are out of range fails as over a real service, with
+/// ``/StrataTransfer/DataTransferError/networkFailure(_:)`` of
+/// ``/StrataService/NetworkError/invalidRequest(_:)``; it is recorded, and no stub is used.
 public final class MockDataTransferService: DataTransferService {
     /// A stubbed answer.
     public enum Stub: Sendable {
@@ -161,10 +163,7 @@ public final class MockDataTransferService: DataTransferService {
         do {
             let request = try endpoint.urlRequest(with: configuration)
             url = request.url ?? MockDefaults.baseURL
-            stub = state.withLock { state -> Stub? in
-                state.requests.append(request)
-                return state.stubs.isEmpty ? nil : state.stubs.removeFirst()
-            }
+            stub = try take(request, checking: endpoint.options)
         } catch {
             consumer.start(ResponsePlayback.start(head: nil, steps: [.fail(NetworkError(error))], to: consumer))
             return consumer
@@ -224,11 +223,7 @@ public final class MockDataTransferService: DataTransferService {
         let result: Result<Value, DataTransferError>?
         do {
             let request = try endpoint.urlRequest(with: configuration)
-            let stub = state.withLock { state -> Stub? in
-                state.requests.append(request)
-                return state.stubs.isEmpty ? nil : state.stubs.removeFirst()
-            }
-            if let stub {
+            if let stub = try take(request, checking: endpoint.options) {
                 result = resolve(stub, request.url)
             } else {
                 result = .failure(.resolvedNetworkFailure(MissingStub(url: request.url?.absoluteString ?? "")))
@@ -243,6 +238,22 @@ public final class MockDataTransferService: DataTransferService {
             call.complete(result)
         }
         return call
+    }
+
+    /// Records `request` and takes the next stub, if any; throws, taking none, when `options` are
+    /// out of range, as a real session manager refuses such a request unsent.
+    private func take(
+        _ request: URLRequest, checking options: RequestOptions
+    ) throws(RequestGenerationError) -> Stub? {
+        let checked = Result { () throws(RequestValidationError) in try options.validate() }
+            .mapError(RequestGenerationError.invalidRequest)
+        let stub = state.withLock { state -> Stub? in
+            state.requests.append(request)
+            guard case .success = checked, !state.stubs.isEmpty else { return nil }
+            return state.stubs.removeFirst()
+        }
+        try checked.get()
+        return stub
     }
 
     private static func validate(

@@ -180,6 +180,29 @@ struct Item: Codable, Equatable, Sendable {
         }
     }
 
+    /// An endpoint whose options are out of range fails as over a real service, for a whole
+    /// response and for a stream alike; its request is recorded and no stub is used.
+    @Test func anEndpointWithOptionsOutOfRangeFailsAsTheRealServiceWould() async throws {
+        let transfer = MockDataTransferService(stubs: [.value(7), .value([1, 2])])
+        let refused = Endpoint<Int>(path: "a", options: RequestOptions(streamIdleTimeout: -1))
+        let isRefusal: @Sendable (any Error) -> Bool = { error in
+            guard case .networkFailure(.invalidRequest(.invalidOption(let name, _))) = error as? DataTransferError
+            else { return false }
+            return name == "streamIdleTimeout"
+        }
+        await #expect(performing: { try await transfer.request(refused) }, throws: isRefusal)
+        let stream = transfer.stream(refused)
+        await #expect(performing: { for try await _ in stream {} }, throws: isRefusal)
+
+        #expect(try await transfer.request(Endpoint<Int>(path: "b")) == 7)
+        var elements: [Int] = []
+        for try await element in transfer.stream(Endpoint<Int>(path: "c")) {
+            elements.append(element)
+        }
+        #expect(elements == [1, 2])
+        #expect(transfer.requests.map { $0.url?.lastPathComponent } == ["a", "a", "b", "c"])
+    }
+
     @Test func failureStubsAndPendingStubsBehaveAsRequestsWould() async throws {
         let transfer = MockDataTransferService(stubs: [.failure(.networkFailure(.notConnected)), .pending])
         do {
