@@ -56,7 +56,7 @@ public struct MetricsMonitor: EventMonitor {
 
     /// Counts the retry.
     public func requestRetrying(_ failure: RequestFailure, delay: TimeInterval, id: RequestID) {
-        instruments.ofRequest(id, failure.request).retries.increment()
+        instruments.retries(id, failure.request).increment()
     }
 
     /// Counts and times the request by its status class, and its failure by kind; it is no longer
@@ -113,13 +113,14 @@ public struct MetricsMonitor: EventMonitor {
     }
 }
 
-/// A request's dimensions, as it started.
 /// The metrics of one method and host, made as first needed.
 private final class Target: @unchecked Sendable {  // Sendable: its `Instruments`' lock guards the `var`s.
     let dimensions: [(String, String)]
     let active: Meter
-    let retries: Counter
-    /// Requests and their duration by status class (`2xx`, `none`, …: at most eleven).
+    /// Made at the first retry, so that a backend shows no series of retries that never happened.
+    var retries: Counter?
+    /// Requests and their duration by status class (`2xx`, `none`, …: a few, the status being three
+    /// digits).
     var answered: [String: (Counter, CoreMetrics.Timer)] = [:]
     /// Failures by kind (a few; see `MetricsMonitor.failureKind(of:)`).
     var failures: [String: Counter] = [:]
@@ -127,7 +128,6 @@ private final class Target: @unchecked Sendable {  // Sendable: its `Instruments
     init(_ dimensions: [(String, String)], factory: any MetricsFactory) {
         self.dimensions = dimensions
         active = Meter(label: "http.client.active_requests", dimensions: dimensions, factory: factory)
-        retries = Counter(label: "http.client.retries", dimensions: dimensions, factory: factory)
     }
 }
 
@@ -162,9 +162,15 @@ private final class Instruments: @unchecked Sendable {  // Sendable: `lock` guar
         }
     }
 
-    /// The metrics request `id` started with, else those of `request`.
-    func ofRequest(_ id: RequestID, _ request: URLRequest) -> Target {
-        lock.locked { inFlight[id] ?? target(request) }
+    /// The retry counter of the method and host request `id` started with, else of `request`'s.
+    func retries(_ id: RequestID, _ request: URLRequest) -> Counter {
+        lock.locked {
+            let target = inFlight[id] ?? target(request)
+            if let made = target.retries { return made }
+            let made = Counter(label: "http.client.retries", dimensions: target.dimensions, factory: factory)
+            target.retries = made
+            return made
+        }
     }
 
     /// The metrics request `id` started with, else those of `request`; it is no longer in flight.
