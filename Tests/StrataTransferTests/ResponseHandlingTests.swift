@@ -244,7 +244,8 @@ private final class FinishMonitor: EventMonitor {
     }
 
     /// A monitor that takes its time delays no caller: three requests one after another complete
-    /// while the first end told is still held, and the ends come once it lets go.
+    /// (each within the recorder's ten seconds) while the first end told is still held, and the
+    /// ends come once it lets go.
     @Test func aSlowMonitorNeverDelaysTheCallersCompletion() async throws {
         let gate = DispatchSemaphore(value: 0)
         let monitor = ThreadMonitor(gate: gate)
@@ -295,7 +296,7 @@ private final class ThreadMonitor: EventMonitor {
     let overlapped = Locked(false)
     private let told = Locked<[Told]>([])
     private let running = Locked(0)
-    /// What each hook waits for (at most ten seconds), if anything; otherwise it takes 2 ms.
+    /// What each hook waits for (at most a minute), if anything; otherwise it takes 2 ms.
     private let gate: DispatchSemaphore?
 
     init(gate: DispatchSemaphore? = nil) {
@@ -310,7 +311,10 @@ private final class ThreadMonitor: EventMonitor {
         }
         if alongside { overlapped.withLock { $0 = true } }
         if let gate {
-            _ = gate.wait(timeout: .now() + 10)
+            // Long enough that only the test lets it go: in a loaded parallel run three requests
+            // one after another took more than ten seconds (the test's task waiting for a thread),
+            // and a hook that gave up then was taken for an end told too early.
+            _ = gate.wait(timeout: .now() + 60)
         } else {
             Thread.sleep(forTimeInterval: 0.002)
         }
