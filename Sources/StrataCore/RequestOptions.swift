@@ -28,7 +28,8 @@ public struct RequestOptions: Sendable {
     public var acceptableStatusCodes: Set<Int>?
     /// Called as the body is sent, with a `Progress` whose units are bytes. Each attempt has a new
     /// `Progress` (on Linux, setting a total back to zero traps, so one is never reused). Calls come
-    /// in order on a serial queue of the request's own, never on the transport's.
+    /// in order on a serial queue of the request's own, never on the transport's, and all of them
+    /// before the request's completion, which waits for the last to return.
     public var uploadProgress: (@Sendable (Progress) -> Void)?
     /// An interceptor for this request alone, run after the manager's own adapters and retriers.
     public var interceptor: (any RequestInterceptor)?
@@ -39,7 +40,8 @@ public struct RequestOptions: Sendable {
     /// on the way are created. The response then has an empty body and this `fileURL`.
     public var downloadDestination: URL?
     /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each
-    /// attempt), in order on a serial queue of the request's own.
+    /// attempt), in order on a serial queue of the request's own, all before the request's
+    /// completion.
     public var downloadProgress: (@Sendable (Progress) -> Void)?
     /// Names of headers that belong to the request's origin rather than to the request — those of a
     /// configuration shared by every request to one API. A redirect to another origin removes them,

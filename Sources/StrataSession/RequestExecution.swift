@@ -52,11 +52,13 @@ final class RequestExecution: Sendable {
     private let core: PipelineCore
     private let original: URLRequest
     private let acceptableStatusCodes: Set<Int>
-    private let uploadProgress: ProgressRelay?
+    private let uploadProgress: (@Sendable (Progress) -> Void)?
     private let interceptor: Interceptor
     private let redirectPolicy: RedirectPolicy
     private let originBoundHeaderNames: Set<String>
-    private let download: (destination: URL, progress: ProgressRelay?)?
+    private let download: (destination: URL, progress: (@Sendable (Progress) -> Void)?)?
+    /// Where the caller's progress closures are called, if it gave any.
+    private let progress: ProgressRelay?
     /// The longest body held in memory for an accepted response.
     private let maximumBodyLength: Int
     /// Why the request's options are out of range, if they are: every attempt fails with it unsent.
@@ -87,10 +89,12 @@ final class RequestExecution: Sendable {
         self.completesSuccessInline = completesSuccessInline
         self.original = request.movingUserInfo(keepingCredentials: true)
         self.acceptableStatusCodes = acceptableStatusCodes
-        self.uploadProgress = options.uploadProgress.map(ProgressRelay.init)
+        self.uploadProgress = options.uploadProgress
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
         self.originBoundHeaderNames = options.originBoundHeaderNames
-        self.download = options.downloadDestination.map { ($0, options.downloadProgress.map(ProgressRelay.init)) }
+        self.download = options.downloadDestination.map { ($0, options.downloadProgress) }
+        let progress = uploadProgress != nil || download?.progress != nil ? ProgressRelay() : nil
+        self.progress = progress
         self.maximumBodyLength = min(options.maximumBodyLength, BodyCollector.maximumLength)
         do {
             try options.validate()
@@ -120,7 +124,8 @@ final class RequestExecution: Sendable {
         self.record = record
         self.call = CancellableCompletion(cancelledWith: .cancelled) { outcome in
             record?.finished(outcome)
-            completion(outcome)
+            guard let progress else { return completion(outcome) }
+            progress.finish { completion(outcome) }
         }
     }
 
@@ -247,7 +252,12 @@ final class RequestExecution: Sendable {
             startDeadline(after: adapted.timeoutInterval, attempt: attempt)
         }
         let sentAt = record?.sent(adapted, attempt: attempt)
+        let uploadProgress = self.uploadProgress.flatMap { progress?.exchange(reportingTo: $0) }
+        // One count for the attempt's download, whoever writes the file: the transport or the pipeline.
+        let downloadProgress = download?.progress.flatMap { progress?.exchange(reportingTo: $0) }
         let arrived: @Sendable (TransportOutcome) -> Void = { [self] received in
+            uploadProgress?.end()
+            downloadProgress?.end()
             let outcome = sayingWhichDeadline(received, for: adapted)
             // Judged once, here: whether it failed decides both the queue and, later, the retriers.
             let failure = self.failure(of: adapted, outcome)
@@ -271,19 +281,16 @@ final class RequestExecution: Sendable {
             }
         }
         let exchange = ExchangeSlot()
-        // One count for the attempt's download, whoever writes the file: the transport or the pipeline.
-        let downloadProgress = download?.progress?.exchange()
         let router = BodyRouter(
             choose: { [self] head in
                 consumer(
-                    for: head, of: adapted, step: step, from: exchange, downloadProgress: downloadProgress,
+                    for: head, of: adapted, step: step, from: exchange, downloadProgress: downloadProgress?.counts,
                     completion: arrived)
             },
             headless: arrived)
-        let uploadProgress = self.uploadProgress?.exchange()
         let sending = TransportAttempt(
-            request: adapted, uploadProgress: uploadProgress, bodyIsBoundForFile: download != nil,
-            fileProgress: downloadProgress, bufferLimit: stream?.bufferLimit)
+            request: adapted, uploadProgress: uploadProgress?.counts, bodyIsBoundForFile: download != nil,
+            fileProgress: downloadProgress?.counts, bufferLimit: stream?.bufferLimit)
         exchange.set(context.run { core.transport.send(sending, to: router) })
         let sent: any NetworkCancellable = exchange
         let isCurrent = state.withLock { state -> Bool in
