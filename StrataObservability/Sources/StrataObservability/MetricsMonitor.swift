@@ -155,62 +155,74 @@ private final class Instruments: @unchecked Sendable {  // Sendable: `lock` guar
 
     /// The metrics of `request`'s method and host, which it is counted in until it finishes.
     func start(_ request: URLRequest, id: RequestID) -> Target {
-        lock.locked {
-            let target = target(request)
-            inFlight[id] = target
-            return target
-        }
+        let target = target(request)
+        lock.locked { inFlight[id] = target }
+        return target
     }
 
     /// The retry counter of the method and host request `id` started with, else of `request`'s.
     func retries(_ id: RequestID, _ request: URLRequest) -> Counter {
-        lock.locked {
-            let target = inFlight[id] ?? target(request)
-            if let made = target.retries { return made }
-            let made = Counter(label: "http.client.retries", dimensions: target.dimensions, factory: factory)
-            target.retries = made
-            return made
-        }
+        let target = lock.locked { inFlight[id] } ?? target(request)
+        return kept(
+            { target.retries },
+            make: { Counter(label: "http.client.retries", dimensions: target.dimensions, factory: factory) },
+            keep: { target.retries = $0 })
     }
 
     /// The metrics request `id` started with, else those of `request`; it is no longer in flight.
     func finish(_ id: RequestID, _ request: URLRequest) -> Target {
-        lock.locked { inFlight.removeValue(forKey: id) ?? target(request) }
+        lock.locked { inFlight.removeValue(forKey: id) } ?? target(request)
     }
 
     /// The request counter and the duration timer of `target` for a response of `statusCode`.
     func answered(_ target: Target, statusClass statusCode: Int?) -> (Counter, CoreMetrics.Timer) {
         let statusClass = statusCode.map { "\($0 / 100)xx" } ?? "none"
-        return lock.locked {
-            if let made = target.answered[statusClass] { return made }
-            let dimensions = target.dimensions + [("http.response.status_class", statusClass)]
-            let made = (
-                Counter(label: "http.client.requests", dimensions: dimensions, factory: factory),
-                CoreMetrics.Timer(label: "http.client.request.duration", dimensions: dimensions, factory: factory)
-            )
-            target.answered[statusClass] = made
-            return made
-        }
+        return kept(
+            { target.answered[statusClass] },
+            make: {
+                let dimensions = target.dimensions + [("http.response.status_class", statusClass)]
+                return (
+                    Counter(label: "http.client.requests", dimensions: dimensions, factory: factory),
+                    CoreMetrics.Timer(label: "http.client.request.duration", dimensions: dimensions, factory: factory)
+                )
+            },
+            keep: { target.answered[statusClass] = $0 })
     }
 
     /// The failure counter of `target` for failures of `kind`.
     func failures(_ target: Target, kind: String) -> Counter {
-        lock.locked {
-            if let made = target.failures[kind] { return made }
-            let made = Counter(
-                label: "http.client.failures", dimensions: target.dimensions + [("error.type", kind)], factory: factory)
-            target.failures[kind] = made
-            return made
-        }
+        kept(
+            { target.failures[kind] },
+            make: {
+                Counter(
+                    label: "http.client.failures", dimensions: target.dimensions + [("error.type", kind)],
+                    factory: factory)
+            },
+            keep: { target.failures[kind] = $0 })
     }
 
     /// The kept metrics of `request`'s method and host; made now, and kept while there is room.
-    /// Called holding `lock`.
     private func target(_ request: URLRequest) -> Target {
         let key = Key(method: Attributes.method(of: request), host: request.url?.host?.lowercased() ?? "")
-        if let target = targets[key] { return target }
-        let target = Target([("http.request.method", key.method), ("server.address", key.host)], factory: factory)
-        if targets.count < Self.limit { targets[key] = target }
-        return target
+        return kept(
+            { targets[key] },
+            make: { Target([("http.request.method", key.method), ("server.address", key.host)], factory: factory) },
+            keep: { target in
+                if targets.count < Self.limit { targets[key] = target }
+            })
+    }
+
+    /// What `find` finds under the lock; else what `make` makes, which `keep` keeps under the lock
+    /// unless another thread kept one first, which is then returned instead. `make` runs outside the
+    /// lock: the backend's factory takes locks of its own and may do anything, even wait on
+    /// another request, whose start needs the lock too.
+    private func kept<Made>(_ find: () -> Made?, make: () -> Made, keep: (Made) -> Void) -> Made {
+        if let found = lock.locked(find) { return found }
+        let made = make()
+        return lock.locked {
+            if let found = find() { return found }
+            keep(made)
+            return made
+        }
     }
 }

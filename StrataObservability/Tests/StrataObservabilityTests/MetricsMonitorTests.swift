@@ -148,6 +148,39 @@ import Testing
         }
     }
 
+    /// A backend may do anything as it makes a metric — take locks of its own, or wait on another
+    /// request: the monitor makes none while it holds its lock, so no other request waits on it.
+    @Test func noRequestWaitsWhileABackendMakesAMetric() async throws {
+        let manager = Guarded<SessionManager?>(nil)
+        let first = Guarded(true)
+        let otherStarted = Guarded<Bool?>(nil)
+        let factory = CountingFactory(TestMetrics()) {
+            let isFirst = first.withLock { isFirst in
+                defer { isFirst = false }
+                return isFirst
+            }
+            guard isFirst, let manager = manager.value else { return }
+            let started = DispatchSemaphore(value: 0)
+            Thread {
+                manager.send(URLRequest(url: URL(string: "https://other.strata.test/")!), options: RequestOptions()) {
+                    _ in
+                }
+                started.signal()
+            }.start()
+            otherStarted.withLock { $0 = started.wait(timeout: .now() + 2) == .success }
+        }
+        manager.withLock { $0 = SessionManager(transport: Answering(), monitors: [MetricsMonitor(factory: factory)]) }
+        let outcome = await withCheckedContinuation { continuation in
+            manager.value?.send(
+                URLRequest(url: URL(string: "https://api.strata.test/items")!), options: RequestOptions()
+            ) {
+                continuation.resume(returning: $0)
+            }
+        }
+        #expect(outcome.error == nil)
+        #expect(otherStarted.value == true)
+    }
+
     @Test(arguments: [
         (URLError(.timedOut) as any Error, "timeout"), (URLError(.cancelled), "cancelled"),
         (URLError(.networkConnectionLost), "connection"), (URLError(.serverCertificateUntrusted), "tls"),
@@ -171,20 +204,40 @@ private struct Answering: Transport {
     }
 }
 
+/// A value behind a lock.
+private final class Guarded<Value: Sendable>: @unchecked Sendable {  // Sendable: `lock` guards `stored`.
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) {
+        stored = value
+    }
+
+    var value: Value { lock.withLock { stored } }
+
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        lock.withLock { body(&stored) }
+    }
+}
+
 /// `TestMetrics`, counting the metrics made through it.
 private final class CountingFactory: MetricsFactory, @unchecked Sendable {  // Sendable: `lock` guards `count`.
     private let metrics: TestMetrics
     private let lock = NSLock()
     private var count = 0
+    /// Called as each metric is made, before it is.
+    private let onMake: @Sendable () -> Void
 
-    init(_ metrics: TestMetrics) {
+    init(_ metrics: TestMetrics, onMake: @escaping @Sendable () -> Void = {}) {
         self.metrics = metrics
+        self.onMake = onMake
     }
 
     var made: Int { lock.withLock { count } }
 
     private func counted<Made>(_ make: () -> Made) -> Made {
         lock.withLock { count += 1 }
+        onMake()
         return make()
     }
 
