@@ -119,7 +119,8 @@ if [[ "Monitor cost" =~ $filter ]]; then
         echo
         echo "Monitor cost, instructions per request (callgrind), in-memory transport:"
         base=0
-        for side in none logging metrics tracing all; do
+        # `-noop`: the tracing monitor over `NoOpTracer`, what the monitors cost whatever the tracer.
+        for side in none logging metrics tracing all tracing-noop all-noop; do
             per=$(( ($(count "$side" $((2 * n))) - $(count "$side" "$n")) / n ))
             [ "$side" = none ] && base=$per
             python3 -c "import sys; s, p, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]); print(

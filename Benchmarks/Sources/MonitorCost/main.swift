@@ -12,6 +12,9 @@
 //   tracing   TracingMonitor and its injector over InMemoryTracer, a span per request
 //   all       the three together
 //
+// and, for `instructions` alone, `tracing-noop` and `all-noop`: the same over `NoOpTracer`, which
+// records nothing and injects no field — what the monitors cost by themselves, whatever the tracer.
+//
 // Monitors run on the manager's event queue, beside the caller's requests, so each side reports
 // its wall-clock time and its process CPU time (user and system, every thread) per GET; between
 // blocks the queues are left to settle. The in-memory transport answers at once, with the same
@@ -27,12 +30,15 @@ import StackFixture
 import Strata
 import StrataAsyncHTTPClient
 import StrataObservability
+import Tracing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
 let sides = ["none", "logging", "metrics", "tracing", "all"]
+/// The sides counted by instructions alone.
+let instructionSides = sides + ["tracing-noop", "all-noop"]
 
 // MARK: - The stacks
 
@@ -121,6 +127,7 @@ struct Stack {
     init(_ side: String, transport: any Transport, baseURL: URL) {
         var monitors: [any EventMonitor] = []
         var adapters: [any RequestAdapter] = []
+        let (side, recordsSpans) = side.hasSuffix("-noop") ? (String(side.dropLast(5)), false) : (side, true)
         if side == "logging" || side == "all" {
             var logger = Logger(label: "strata.bench") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .info
@@ -130,7 +137,7 @@ struct Stack {
             monitors.append(MetricsMonitor(factory: BackendFactory()))
         }
         if side == "tracing" || side == "all" {
-            let tracing = TracingMonitor(tracer: InMemoryTracer())
+            let tracing = TracingMonitor(tracer: recordsSpans ? InMemoryTracer() : NoOpTracer())
             monitors.append(tracing)
             adapters.append(tracing.injector())
         }
@@ -213,7 +220,7 @@ func compare(rounds: Int, count: Int, _ stack: (String) -> Stack) {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
-case "instructions" where arguments.count == 3 && sides.contains(arguments[1]):
+case "instructions" where arguments.count == 3 && instructionSides.contains(arguments[1]):
     _ = Stack(arguments[1], transport: InMemoryTransport(), baseURL: StackOverhead.baseURL).block(
         Int(arguments[2]) ?? 1_000)
     Thread.sleep(forTimeInterval: 1)  // every hook has run: counted, under callgrind
@@ -248,7 +255,7 @@ case "loopback" where arguments.count == 5 || (arguments.count == 6 && sides.con
 default:
     print(
         """
-        usage: MonitorCost instructions none|logging|metrics|tracing|all COUNT
+        usage: MonitorCost instructions none|logging|metrics|tracing|all|tracing-noop|all-noop COUNT
                MonitorCost memory COUNT ROUNDS
                MonitorCost loopback urlsession|ahc BASE-URL COUNT ROUNDS [SIDE]   (a side alone: for a profiler)
         """)

@@ -27,6 +27,10 @@ import Tracing
 /// | `http.request.resend_count` | how many times the request went again: retries and redirects |
 /// | `error.type` | for a failure: the status, or the kind of error (the span's status is then `error`) |
 ///
+/// A span the tracer does not record — its sampler dropped it, or the tracer is a no-op — gets no
+/// attribute and no status: none is made for it (nor its URL redacted). It is still ended once,
+/// and its context still goes on the wire.
+///
 /// ```swift
 /// let tracing = TracingMonitor(tracer: InstrumentationSystem.tracer)
 /// let traced = SessionManager(adapters: [tracing.injector], monitors: [tracing])
@@ -78,14 +82,17 @@ public struct TracingMonitor: EventMonitor {
         let method = Attributes.method(of: request)
         let span: any Span = tracer.startSpan(
             method == "_OTHER" ? "HTTP" : method, context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        // All at once: setting one attribute reads and writes all of a span's (`InMemorySpan` copies
-        // them, under its lock, twice per attribute).
-        span.updateAttributes { attributes in
-            attributes["http.request.method"] = method
-            // `url.full` is set as the span ends, from the request last sent, off the caller's path.
-            if let url = request.url {
-                attributes["server.address"] = url.host ?? ""
-                attributes["server.port"] = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
+        // A span the tracer does not record (sampled out, or a no-op tracer's) takes no attribute:
+        // none is made for it. All at once: setting one attribute reads and writes all of a span's
+        // (`InMemorySpan` copies them, under its lock, twice per attribute).
+        if span.isRecording {
+            span.updateAttributes { attributes in
+                attributes["http.request.method"] = method
+                // `url.full` is set as the span ends, from the request last sent, off the caller's path.
+                if let url = request.url {
+                    attributes["server.address"] = url.host ?? ""
+                    attributes["server.port"] = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
+                }
             }
         }
         var spanContext = span.context
@@ -100,6 +107,7 @@ public struct TracingMonitor: EventMonitor {
         _ outcome: TransportOutcome, for request: URLRequest, id: RequestID, metrics: RequestMetrics
     ) {
         guard let span = ServiceContext.current?[RequestSpanKey.self] else { return }
+        guard span.span.isRecording else { return span.end() }
         span.span.updateAttributes { attributes in
             if let url = request.url {
                 attributes["url.full"] = redaction.redact(url)

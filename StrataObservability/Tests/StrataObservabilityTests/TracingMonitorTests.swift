@@ -21,7 +21,7 @@ import Tracing
         }
     }
 
-    private func service(_ tracer: InMemoryTracer, origins: Set<Origin>? = nil) -> DefaultDataTransferService {
+    private func service(_ tracer: any Tracer, origins: Set<Origin>? = nil) -> DefaultDataTransferService {
         let tracing = TracingMonitor(tracer: tracer)
         let manager = SessionManager(
             configuration: stub.makeSessionConfiguration(),
@@ -95,6 +95,21 @@ import Tracing
         #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
         #expect(span.attributes["error.type"]?.toSpanAttribute() == "Swift.DecodingError")
         #expect(span.status?.code == .error)
+    }
+
+    /// A span the tracer does not record (its sampler dropped it) gets no attribute made for it,
+    /// and is still ended once, its context still on the wire.
+    @Test func aSpanTheTracerDoesNotRecordGetsNoAttributesAndStillEnds() async throws {
+        let tracer = SampledOutTracer()
+        let service = service(tracer)
+        try await service.request(Endpoint<Void>(path: "items", queryParameters: ["token": "s3cr3t"]))
+        await #expect(throws: DataTransferError.self) { try await service.request(Endpoint<Void>(path: "busy")) }
+        let spans = try await finished(tracer.recorder, count: 2)
+        #expect(spans.count == 2)
+        #expect(tracer.attributeWrites == 0)
+        #expect(spans.allSatisfy { $0.status == nil })
+        let sent = try #require(stub.requests.first)
+        #expect(sent.value(forHTTPHeaderField: InMemoryTracer.traceIDKey) == spans.first?.traceID)
     }
 
     @Test func theContextGoesOnlyToTheOriginsTheInjectorIsBoundTo() async throws {
@@ -212,4 +227,67 @@ private struct CarelessInstrument: Instrument {
         injector.inject("a\r\nX-Smuggled: 1", forKey: "tracestate", into: &carrier)
         injector.inject("b", forKey: "Bad Name", into: &carrier)
     }
+}
+
+/// A tracer whose sampler drops every span: each is made and ended by `recorder`, which also
+/// writes the context, but none records anything; attribute writes are counted.
+private final class SampledOutTracer: Tracer, @unchecked Sendable {  // Sendable: `lock` guards `writes`.
+    let recorder = InMemoryTracer()
+    private let lock = NSLock()
+    private var writes = 0
+
+    var attributeWrites: Int { lock.withLock { writes } }
+
+    fileprivate func wrote() {
+        lock.withLock { writes += 1 }
+    }
+
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
+    ) -> SampledOutSpan {
+        SampledOutSpan(
+            recorded: recorder.startSpan(operationName, context: context(), ofKind: kind, at: instant()),
+            tracer: self)
+    }
+
+    func forceFlush() {}
+
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
+    ) where Inject.Carrier == Carrier {
+        recorder.inject(context, into: &carrier, using: injector)
+    }
+
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+    ) where Extract.Carrier == Carrier {
+        recorder.extract(carrier, into: &context, using: extractor)
+    }
+}
+
+/// A span that is not recorded: what is set on it is dropped (and counted), its end is the
+/// recorder's span's.
+private struct SampledOutSpan: Span {
+    let recorded: InMemorySpan
+    let tracer: SampledOutTracer
+
+    var context: ServiceContext { recorded.context }
+    var isRecording: Bool { false }
+    var operationName: String {
+        get { recorded.operationName }
+        nonmutating set { tracer.wrote() }
+    }
+    var attributes: SpanAttributes {
+        get { [:] }
+        nonmutating set { tracer.wrote() }
+    }
+
+    func setStatus(_ status: SpanStatus) { tracer.wrote() }
+    func addEvent(_ event: SpanEvent) { tracer.wrote() }
+    func recordError<Instant: TracerInstant>(
+        _ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant
+    ) { tracer.wrote() }
+    func addLink(_ link: SpanLink) { tracer.wrote() }
+    func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) { recorded.end(at: instant()) }
 }
