@@ -66,16 +66,38 @@ public struct DefaultDataTransferService: DataTransferService {
         with endpoint: E,
         completion: @escaping CompletionHandler<Void>
     ) -> any NetworkCancellable where E.Response == Void {
-        run(endpoint, decode: { _ in () }) { completion($0.map { $0.value }) }
+        run(endpoint, decode: { _ in { completion(.success(())) } }, fail: { completion(.failure($0)) })
     }
 
     /// Runs `endpoint` and decodes its response with the endpoint's decoder.
+    @discardableResult
+    public func request<T: Decodable & Sendable, E: ResponseRequestable>(
+        with endpoint: E,
+        completion: @escaping CompletionHandler<T>
+    ) -> any NetworkCancellable where E.Response == T {
+        run(
+            endpoint,
+            decode: { response throws(DataTransferError) in
+                let value = try Self.decode(response, for: endpoint)
+                return { completion(.success(value)) }
+            },
+            fail: { completion(.failure($0)) })
+    }
+
+    /// Runs `endpoint` and decodes its response with the endpoint's decoder, delivering the value
+    /// with its response.
     @discardableResult
     public func requestResponse<T: Decodable & Sendable, E: ResponseRequestable>(
         with endpoint: E,
         completion: @escaping CompletionHandler<DataTransferResponse<T>>
     ) -> any NetworkCancellable where E.Response == T {
-        run(endpoint, decode: Self.decoder(for: endpoint), completion: completion)
+        run(
+            endpoint,
+            decode: { response throws(DataTransferError) in
+                let value = try Self.decode(response, for: endpoint)
+                return { completion(.success(DataTransferResponse(value: value, response: response))) }
+            },
+            fail: { completion(.failure($0)) })
     }
 
     /// Runs `endpoint` and returns its decoded response, without going through the completion queue.
@@ -138,21 +160,33 @@ public struct DefaultDataTransferService: DataTransferService {
         }
     }
 
-    /// Sends `endpoint`, decodes a success with `decode` (inline or on the decoding queue, by size),
-    /// resolves a failure, and completes once on the completion queue.
-    private func run<Value: Sendable>(
+    /// What a request came to, in a shape that names no type of the caller's: the callback layer's
+    /// own work — the call, its cancellation, the queues — is then done once for every type of
+    /// value, not looked up at run time for each (a generic function called from another module
+    /// runs unspecialized, and every `Result` of a generic value it makes asks the runtime for that
+    /// type's metadata).
+    private enum Settled: Sendable {
+        /// The value was decoded: calling this hands it to the caller.
+        case decoded(@Sendable () -> Void)
+        case failed(DataTransferError)
+    }
+
+    /// Sends `endpoint`, decodes a success with `decode` (inline or on the decoding queue, by size)
+    /// into the call that hands the caller its value, resolves a failure, and completes once on the
+    /// completion queue: a value through the call `decode` made, a failure through `fail`.
+    private func run(
         _ endpoint: any Requestable,
-        decode: @escaping @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
-        completion: @escaping CompletionHandler<DataTransferResponse<Value>>
+        decode: @escaping @Sendable (NetworkResponse) throws(DataTransferError) -> @Sendable () -> Void,
+        fail: @escaping @Sendable (DataTransferError) -> Void
     ) -> any NetworkCancellable {
-        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled))) {
-            (result: Result<DataTransferResponse<Value>, DataTransferError>) in
+        let call = CancellableCompletion(cancelledWith: Settled.failed(.networkFailure(.cancelled))) {
+            [handOver] settled in
             // A success comes up from the response, with nothing of the caller's on the stack: it
             // may be handed over from the thread it was decoded on. A failure may come from a
             // retrier's decision, a cancellation from anywhere: queued.
-            switch result {
-            case .success: handOver.run { completion(result) }
-            case .failure: handOver.queue { completion(result) }
+            switch settled {
+            case .decoded(let deliver): handOver.run(deliver)
+            case .failed(let error): handOver.queue { fail(error) }
             }
         }
         handOver.begin()
@@ -172,7 +206,7 @@ public struct DefaultDataTransferService: DataTransferService {
                     case .failure(let error):
                         let resolved = Self.resolve(error, with: resolver)
                         handling.handled(resolved.reported)
-                        call.complete(.failure(resolved))
+                        call.complete(.failed(resolved))
                     }
                 }
             }
@@ -180,21 +214,20 @@ public struct DefaultDataTransferService: DataTransferService {
         return call
     }
 
-    private static func decode<Value: Sendable>(
+    private static func decode(
         _ response: NetworkResponse,
-        with decode: @Sendable (NetworkResponse) throws(DataTransferError) -> Value,
-        completing call: CancellableCompletion<Result<DataTransferResponse<Value>, DataTransferError>>,
+        with decode: @Sendable (NetworkResponse) throws(DataTransferError) -> @Sendable () -> Void,
+        completing call: CancellableCompletion<Settled>,
         reporting handling: ResponseHandling
     ) {
         // A request cancelled while it waited for the decoding queue is not decoded at all.
         guard !call.isCompleted else { return }
         // The monitors are told after the caller, from this thread: nothing of the caller's is below.
         do throws(DataTransferError) {
-            let value = try decode(response)
-            call.complete(.success(DataTransferResponse(value: value, response: response)))
+            call.complete(.decoded(try decode(response)))
             handling.handled(nil, onTheWayUp: true)
         } catch {
-            call.complete(.failure(error))
+            call.complete(.failed(error))
             handling.handled(error.reported, onTheWayUp: true)
         }
     }
