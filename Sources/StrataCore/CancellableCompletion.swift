@@ -58,9 +58,12 @@ public final class CancellableCompletion<Value: Sendable>:
     /// - Returns: `true` if this call ran the completion, `false` if it had already run.
     @discardableResult
     public func complete(_ value: Value) -> Bool {
-        let completion = lock.withLock { _ -> (@Sendable (Value) -> Void)? in
-            defer { (self.completion, operation) = (nil, nil) }
-            return self.completion
+        // Taken into a local rather than returned: a closure returned through `withLock`'s generic
+        // result is wrapped in a thunk, allocated, on the way out and again on the way back.
+        var completion: (@Sendable (Value) -> Void)?
+        lock.withLock { _ in
+            completion = self.completion
+            (self.completion, operation) = (nil, nil)
         }
         guard let completion else { return false }
         completion(value)
@@ -80,14 +83,16 @@ public final class CancellableCompletion<Value: Sendable>:
     /// Completes with the cancelled value, if there is one, unless already completed; then cancels
     /// the attached operation. Idempotent and thread-safe.
     public func cancel() {
-        let (completion, operation) = lock.withLock {
-            cancelled -> ((@Sendable (Value) -> Void)?, (any NetworkCancellable)?) in
-            guard !cancelled else { return (nil, nil) }
+        var completion: (@Sendable (Value) -> Void)?
+        var operation: (any NetworkCancellable)?
+        lock.withLock { cancelled in
+            guard !cancelled else { return }
             cancelled = true
-            defer { self.operation = nil }
-            guard completeCancelled != nil else { return (nil, self.operation) }
-            defer { self.completion = nil }
-            return (self.completion, self.operation)
+            operation = self.operation
+            self.operation = nil
+            guard completeCancelled != nil else { return }
+            completion = self.completion
+            self.completion = nil
         }
         if let completion, let completeCancelled {
             completeCancelled(completion)
