@@ -62,12 +62,21 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     private var reconnectionTime: TimeInterval
     private var lastEventID = ""
     /// The last event ID that can stand in a header, sent as `Last-Event-ID` on reconnection: an
-    /// ID with a control character in it (other than a tab) is reported with its events but not
-    /// sent, so that a server cannot end the source by setting one.
+    /// ID with a control character in it (other than a tab), or longer than
+    /// ``maximumResumeIDLength``, is reported with its events but not sent, so that a server cannot
+    /// end the source by setting one.
     private var resumeID = ""
+    /// The longest event ID sent back, in UTF-8 bytes: servers and proxies refuse a request whose
+    /// header line passes 8 KiB (nginx, Apache), which would end the source.
+    static let maximumResumeIDLength = 4096
     private var connection: Connection?
     private var fruitlessConnections = 0
     private var done = false
+
+    /// Whether `id` can go back to the server as `Last-Event-ID`.
+    private static func canResume(from id: String) -> Bool {
+        id.utf8.count <= maximumResumeIDLength && HTTPGrammar.isFieldValue(id)
+    }
 
     init(
         service: any NetworkService, endpoint: any Requestable, reconnectionTime: TimeInterval,
@@ -146,9 +155,9 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     ) {
         guard self.connection === connection, !done else { return }
         lastEventID = state.lastEventID
-        if HTTPGrammar.isFieldValue(lastEventID) {
+        if Self.canResume(from: lastEventID) {
             resumeID = lastEventID
-        } else if let sendable = events.last(where: { HTTPGrammar.isFieldValue($0.lastEventID) }) {
+        } else if let sendable = events.last(where: { Self.canResume(from: $0.lastEventID) }) {
             resumeID = sendable.lastEventID
         }
         if let retry = state.reconnectionTime {

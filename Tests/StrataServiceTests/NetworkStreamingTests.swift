@@ -348,12 +348,15 @@ private struct TrackedDecoder: StreamDecoder {
     }
 
     @Test func anIDThatCannotGoInAHeaderIsReportedButTheLastOneThatCanIsSent() async throws {
-        // A hostile or careless server sets IDs with control characters: each event still reports
-        // its ID, and each reconnection resumes from the last ID a header can carry, rather than
-        // failing to build its request and ending the source.
+        // A hostile or careless server sets IDs with control characters, or too long for a header
+        // line a server takes: each event still reports its ID, and each reconnection resumes
+        // from the last ID a header can carry, rather than failing to build its request, or
+        // being refused, and ending the source.
+        let long = String(repeating: "z", count: 4097)
         let transport = RecordsEventStreamRequests(connections: [
             "id: 7\ndata: one\n\nid: a\u{1}b\ndata: two\n\n",
             "id: x\u{7F}\ndata: three\n\nretry: 10\n\n",
+            "id: \(long)\ndata: long\n\n",
             "id\ndata: four\n\nid: 9\tz\ndata: five\n\n",
         ])
         let network = DefaultNetworkService(
@@ -369,11 +372,12 @@ private struct TrackedDecoder: StreamDecoder {
         }
         let end = try #require(await ends.first(timeout: 20))
         #expect((try? end.get()) != nil, "\(end)")
-        #expect(events.value.map(\.data) == ["one", "two", "three", "four", "five"])
-        #expect(events.value.map(\.lastEventID) == ["7", "a\u{1}b", "x\u{7F}", "", "9\tz"])
+        #expect(events.value.map(\.data) == ["one", "two", "three", "long", "four", "five"])
+        #expect(events.value.map(\.lastEventID) == ["7", "a\u{1}b", "x\u{7F}", long, "", "9\tz"])
         // Connections: the first, after "a\u{1}b" (unsendable: "7"), after "x\u{7F}" (still "7"),
-        // after "9\tz" (a tab may stand in a field value), which ends the source with a 204.
-        #expect(transport.lastEventIDs == [nil, "7", "7", "9\tz"])
+        // after the long one (still "7"), after "9\tz" (a tab may stand in a field value), which
+        // ends the source with a 204.
+        #expect(transport.lastEventIDs == [nil, "7", "7", "7", "9\tz"])
         try await Task.sleep(for: .milliseconds(50))
         #expect(ends.callCount == 1)
     }
