@@ -75,13 +75,7 @@ public struct DefaultDataTransferService: DataTransferService {
         with endpoint: E,
         completion: @escaping CompletionHandler<T>
     ) -> any NetworkCancellable where E.Response == T {
-        run(
-            endpoint,
-            decode: { response throws(DataTransferError) in
-                let value = try Self.decode(response, for: endpoint)
-                return { completion(.success(value)) }
-            },
-            fail: { completion(.failure($0)) })
+        decoding(endpoint, failing: completion) { value, _ in completion(.success(value)) }
     }
 
     /// Runs `endpoint` and decodes its response with the endpoint's decoder, delivering the value
@@ -91,11 +85,23 @@ public struct DefaultDataTransferService: DataTransferService {
         with endpoint: E,
         completion: @escaping CompletionHandler<DataTransferResponse<T>>
     ) -> any NetworkCancellable where E.Response == T {
+        decoding(endpoint, failing: completion) { value, response in
+            completion(.success(DataTransferResponse(value: value, response: response)))
+        }
+    }
+
+    /// ``run(_:decode:fail:)`` with the endpoint's decoder: `deliver` gets the value and its
+    /// response, `completion` a failure.
+    private func decoding<E: ResponseRequestable, Delivered>(
+        _ endpoint: E,
+        failing completion: @escaping CompletionHandler<Delivered>,
+        deliver: @escaping @Sendable (E.Response, NetworkResponse) -> Void
+    ) -> any NetworkCancellable where E.Response: Decodable & Sendable {
         run(
             endpoint,
             decode: { response throws(DataTransferError) in
                 let value = try Self.decode(response, for: endpoint)
-                return { completion(.success(DataTransferResponse(value: value, response: response))) }
+                return { deliver(value, response) }
             },
             fail: { completion(.failure($0)) })
     }

@@ -122,9 +122,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// that we don't know was released"): a transport released as its last upload completed did
     /// so in about one run in ten of `RetryTests.eachAttemptOfARetriedUploadReportsANewProgress`.
     static func pendingReleasesSettled(in client: HTTPClient) -> EventLoopFuture<Void> {
-        var each: [any EventLoop] = []
-        for loop in client.eventLoopGroup.makeIterator() { each.append(loop) }
-        let loops = each
+        let loops = Array(client.eventLoopGroup.makeIterator())
         let first = loops.first ?? client.eventLoopGroup.next()
         var settled = first.makeSucceededVoidFuture()
         for _ in 0..<3 {
