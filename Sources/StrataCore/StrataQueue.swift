@@ -1,31 +1,36 @@
 import Dispatch
+import Foundation
 
 /// Where Strata runs its own work — hand-overs, deadlines, retry delays, decoding — so that none of
-/// it waits for threads a caller can block.
+/// it waits for threads a caller can block, and so that many requests at once do not each take a
+/// thread of their own.
 ///
 /// `DispatchQueue.global()` (and every concurrent queue made without a target) is width-limited:
 /// when callers block its threads — a work item that waits on a semaphore for its request's
 /// completion, as command-line tools and older server code do — libdispatch adds a thread about
 /// once a second on Linux, and work hopped onto it waits that long. A serial queue made without a
 /// target is served from libdispatch's overcommitting pool, which starts a thread for it at once
-/// when none is idle. Each piece of work that may run a caller's code gets such a queue to itself
-/// — one that has nothing else to do — so a closure that blocks holds up only its own request.
+/// when none is idle: a queue of its own for each piece of work would hold up nothing, but 64
+/// responses at once then ran on some 60 threads on two cores. So work goes to a few such queues
+/// (``WorkLanes``, one per core), which a caller's closure that blocks holds up for a few
+/// milliseconds at most: the lane it blocks is then replaced.
 package enum StrataQueue {
     /// A new serial queue of Strata's own.
     package static func make(_ label: String = "Strata.work") -> DispatchQueue {
         DispatchQueue(label: label)
     }
 
-    /// Runs `work` on a serial queue of its own, which nothing else is sent to until it has run.
+    /// Runs `work` soon on a thread of Strata's own (``WorkLanes``): at once on an idle lane, or
+    /// after the work a lane is running, or — when that work runs longer than a few milliseconds —
+    /// on a new lane.
     package static func async(_ work: @escaping @Sendable () -> Void) {
-        let queue = takeOneOff()
-        queue.async {
-            work()
-            giveBack(queue)
-        }
+        lanes.run(work)
     }
 
-    /// Runs `work` after `seconds` on a serial queue of its own: at once if `seconds` is not a
+    private static let lanes = WorkLanes()
+
+    /// Runs `work` after `seconds` on a serial queue of its own (a timer holds no thread while it
+    /// waits, and the few that fire at once each get one): at once if `seconds` is not a
     /// number or not positive (Dispatch would wait forever for a time that is not a number, so a
     /// careless timeout would hang what it bounds), never if it is too long for the clock.
     package static func async(after seconds: Double, _ work: @escaping @Sendable () -> Void) {
@@ -36,11 +41,19 @@ package enum StrataQueue {
         }
     }
 
-    // MARK: - One-off queues
+    // MARK: - Strata's queues
 
     /// Marks the queues ``async(_:)`` and ``async(after:_:)`` run work on: a thread running one of
-    /// them runs nothing else of anyone's, so it may wait (``HandOver``).
+    /// them runs nothing of anyone's beside it and nothing is held up for long by its waiting (a
+    /// lane that waits is replaced), so it may wait (``HandOver``).
     fileprivate static let oneOff = DispatchSpecificKey<Bool>()
+
+    /// A serial queue of Strata's, marked as one it runs its own work on.
+    fileprivate static func makeMarked() -> DispatchQueue {
+        let queue = make()
+        queue.setSpecific(key: oneOff, value: true)
+        return queue
+    }
 
     /// One-off queues whose work has run, kept for the next: a queue marked with a specific value
     /// hands that value's release to a global queue when it is freed — a thread woken per request.
@@ -49,10 +62,7 @@ package enum StrataQueue {
     private static let idleLimit = 64
 
     private static func takeOneOff() -> DispatchQueue {
-        if let queue = idle.withLock({ $0.popLast() }) { return queue }
-        let queue = make()
-        queue.setSpecific(key: oneOff, value: true)
-        return queue
+        idle.withLock({ $0.popLast() }) ?? makeMarked()
     }
 
     /// Keeps `queue`, whose work has just run (on it, as its last act), for the next piece of work.
@@ -63,12 +73,142 @@ package enum StrataQueue {
     }
 }
 
+/// A few serial queues, one per core, that run Strata's short pieces of work — a response's way
+/// up, its decoding, a hand-over — from a common backlog.
+///
+/// Work that finds every lane busy waits in the backlog for the first lane to finish what it runs.
+/// A lane whose piece of work has run for ``stallLimit`` while work waits (a caller's closure that
+/// blocks, a large body decoded) is retired: a new lane takes its place and the backlog, and the
+/// old one ends once its piece has run. So work waits behind other work for a few milliseconds at
+/// most, a caller that blocks lanes costs a thread each (as a queue per piece of work did), and
+/// many requests at once share as many threads as there are cores.
+package final class WorkLanes: Sendable {
+    /// How long a lane may run one piece of work while other work waits before it is replaced, in
+    /// nanoseconds.
+    package let stallLimit: UInt64
+
+    private final class Lane: @unchecked Sendable {  // Sendable: `queue` is immutable, the rest is `state`'s.
+        let queue = StrataQueue.makeMarked()
+        /// When the lane started the piece of work it runs; nil while idle.
+        var busySince: UInt64?
+        /// Replaced while running a piece of work that took too long: it takes no more.
+        var retired = false
+    }
+
+    private struct State: @unchecked Sendable {  // Sendable: only reached through `state`'s lock.
+        var lanes: [Lane]
+        /// Work waiting for a lane, first at `head`.
+        var backlog: [@Sendable () -> Void] = []
+        var head = 0
+        /// Whether a look at stalled lanes is due.
+        var watching = false
+
+        var waiting: Int { backlog.count - head }
+
+        mutating func takeWaiting() -> (@Sendable () -> Void)? {
+            guard head < backlog.count else { return nil }
+            let work = backlog[head]
+            head += 1
+            if head == backlog.count {
+                backlog.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 32, head * 2 >= backlog.count {
+                backlog.removeFirst(head)
+                head = 0
+            }
+            return work
+        }
+    }
+
+    private let state: Locked<State>
+    private let watcher = StrataQueue.make("Strata.work.watcher")
+
+    /// `width` lanes (by default as many as the machine has active cores, and at least two), each
+    /// replaced once it has run one piece of work for `stallLimit` (2 ms by default, an hour at most) while
+    /// other work waits.
+    package init(
+        width: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), stallLimit: TimeInterval = 0.002
+    ) {
+        state = Locked(State(lanes: (0..<max(1, width)).map { _ in Lane() }))
+        self.stallLimit = stallLimit > 0 ? UInt64(min(stallLimit, 3600) * 1e9) : 0
+    }
+
+    private static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Runs `work` on an idle lane, or once a lane is free (or replaced).
+    package func run(_ work: @escaping @Sendable () -> Void) {
+        let now = Self.now
+        let (lane, watch) = state.withLock { state -> (Lane?, Bool) in
+            if let lane = state.lanes.first(where: { $0.busySince == nil }) {
+                lane.busySince = now
+                return (lane, false)
+            }
+            state.backlog.append(work)
+            defer { state.watching = true }
+            return (nil, !state.watching)
+        }
+        if let lane {
+            lane.queue.async { self.drain(lane, from: work) }
+        } else if watch {
+            lookForStalls()
+        }
+    }
+
+    /// Runs `first`, then waiting work until there is none or the lane is retired.
+    private func drain(_ lane: Lane, from first: @escaping @Sendable () -> Void) {
+        var work = first
+        while true {
+            work()
+            let now = Self.now
+            let next = state.withLock { state -> (@Sendable () -> Void)? in
+                guard !lane.retired, let next = state.takeWaiting() else {
+                    lane.busySince = nil
+                    return nil
+                }
+                lane.busySince = now
+                return next
+            }
+            guard let next else { return }
+            work = next
+        }
+    }
+
+    /// While work waits, replaces every lane that has run one piece of work for ``stallLimit``,
+    /// giving waiting work to the new lanes; looks again after ``stallLimit`` while work waits.
+    private func lookForStalls() {
+        watcher.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: stallLimit))) { [self] in
+            let now = Self.now
+            let (started, again) = state.withLock { state -> ([(Lane, @Sendable () -> Void)], Bool) in
+                var started: [(Lane, @Sendable () -> Void)] = []
+                for index in state.lanes.indices where state.waiting > 0 {
+                    guard let since = state.lanes[index].busySince, since <= now, now - since >= stallLimit else {
+                        continue
+                    }
+                    state.lanes[index].retired = true
+                    let lane = Lane()
+                    state.lanes[index] = lane
+                    if let work = state.takeWaiting() {
+                        lane.busySince = now
+                        started.append((lane, work))
+                    }
+                }
+                state.watching = state.waiting > 0
+                return (started, state.watching)
+            }
+            for (lane, work) in started {
+                lane.queue.async { self.drain(lane, from: work) }
+            }
+            if again { lookForStalls() }
+        }
+    }
+}
+
 /// Hands completions to a queue of the caller's, sparing a thread wake-up where it can; a session
 /// manager's monitor events to its event queue the same way.
 ///
 /// Each completion to come is announced (``begin()``), then handed over once. One handed over with
-/// ``run(_:)`` from a queue of ``StrataQueue/async(_:)``'s, which has nothing else to do,
-/// runs on that thread as the queue's own work (`sync`) when it is the only one of this
+/// ``run(_:)`` from a lane of ``StrataQueue/async(_:)``'s, which runs nothing beside it and is
+/// replaced if it waits long while other work does, runs on that thread as the queue's own work (`sync`) when it is the only one of this
 /// hand-over's under way: handing it to an idle queue would wake a thread for it (a tenth of a
 /// small GET's time over loopback), and no other can come meanwhile and find the queue taken.
 /// Otherwise it is queued (`async`), as are ``queue(_:)``'s always, and all of them for the main

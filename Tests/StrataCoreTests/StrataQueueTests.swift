@@ -23,10 +23,11 @@ import Testing
         #expect(!ran.value)
     }
 
-    /// One-off queues are kept for reuse once their work has run, never handed to a second piece
-    /// of work while the first runs: 16 pieces that each wait until all 16 have started finish,
-    /// round after round, on the same kept queues.
-    @Test func workNeverWaitsForOtherWorkSentMeanwhileEvenOnReusedQueues() async {
+    /// Neither kind of work waits for work sent after it: 16 pieces that each wait until all 16
+    /// have started finish, round after round — on the kept one-off queues (`async(after:)`), and
+    /// on the lanes (`async`), which are fewer than 16 and are replaced as the pieces block them.
+    @Test(arguments: [false, true])
+    func workNeverWaitsForOtherWorkSentMeanwhile(delayed: Bool) async {
         let width = 16
         let timedOut = Locked(false)
         for _ in 0..<20 where !timedOut.value {
@@ -36,7 +37,7 @@ import Testing
                 for _ in 0..<width {
                     group.addTask {
                         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                            StrataQueue.async(after: 0) {
+                            let work: @Sendable () -> Void = {
                                 if started.withLock({
                                     $0 += 1; return $0
                                 }) == width {
@@ -49,6 +50,7 @@ import Testing
                                 }
                                 done.resume()
                             }
+                            if delayed { StrataQueue.async(after: 0, work) } else { StrataQueue.async(work) }
                         }
                     }
                 }
@@ -56,6 +58,76 @@ import Testing
             #expect(started.value == width)
         }
         #expect(!timedOut.value, "a piece of work waited for one sent after it")
+    }
+}
+
+/// Many pieces of short work at once share as many threads as there are lanes; a piece that runs
+/// long holds up the work waiting behind it only until its lane is replaced.
+@Suite struct WorkLanesTests {
+    /// Sends `count` pieces from four threads at once and waits until all have run.
+    private func send(_ count: Int, to lanes: WorkLanes, _ work: @escaping @Sendable (Int) -> Void) async {
+        let done = DispatchGroup()
+        await withCheckedContinuation { (sent: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                DispatchQueue.concurrentPerform(iterations: 4) { sender in
+                    for piece in stride(from: sender, to: count, by: 4) {
+                        done.enter()
+                        lanes.run {
+                            work(piece)
+                            done.leave()
+                        }
+                    }
+                }
+                done.wait()
+                sent.resume()
+            }
+        }
+    }
+
+    @Test func everyPieceRunsOnceAndNoMoreRunAtOnceThanThereAreLanes() async {
+        // No piece runs long enough here for its lane to be replaced.
+        let lanes = WorkLanes(width: 2, stallLimit: 3600)
+        let count = 4_000
+        let runs = Locked((times: [Int](repeating: 0, count: count), running: 0, most: 0))
+        await send(count, to: lanes) { piece in
+            runs.withLock {
+                $0.times[piece] += 1
+                $0.running += 1
+                $0.most = max($0.most, $0.running)
+            }
+            // Long enough for pieces sent from the four threads to overlap if nothing held them.
+            let until = DispatchTime.now().uptimeNanoseconds + 20_000
+            while DispatchTime.now().uptimeNanoseconds < until {}
+            runs.withLock { $0.running -= 1 }
+        }
+        #expect(runs.value.times.allSatisfy { $0 == 1 })
+        #expect(runs.value.most == 2)
+    }
+
+    @Test func workWaitingBehindABlockedLaneStartsOnceTheLaneIsReplaced() async throws {
+        let lanes = WorkLanes(width: 1, stallLimit: 0.02)
+        let release = DispatchSemaphore(value: 0)
+        let order = Locked<[String]>([])
+        lanes.run {
+            release.wait()
+            order.withLock { $0.append("blocked one") }
+        }
+        let started = ContinuousClock.now
+        await withCheckedContinuation { (ran: CheckedContinuation<Void, Never>) in
+            lanes.run {
+                order.withLock { $0.append("waiting one") }
+                ran.resume()
+            }
+        }
+        let waited = ContinuousClock.now - started
+        // It waited for the stall limit (the one lane was busy), and not for the blocked piece.
+        #expect(waited >= .milliseconds(15))
+        #expect(order.value == ["waiting one"])
+        release.signal()
+        for _ in 0..<500 where order.value.count < 2 { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(order.value == ["waiting one", "blocked one"])
+        // The retired lane took no more work; the one that replaced it takes the next at once.
+        await withCheckedContinuation { (ran: CheckedContinuation<Void, Never>) in lanes.run { ran.resume() } }
     }
 }
 
