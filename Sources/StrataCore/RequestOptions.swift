@@ -39,9 +39,11 @@ public struct RequestOptions: Sendable {
     /// is replaced (a folder there is not: the download fails with a typed error). Missing folders
     /// on the way are created. The response then has an empty body and this `fileURL`.
     public var downloadDestination: URL?
-    /// Called as a download's body is written, with a `Progress` counting bytes (a new one for each
-    /// attempt), in order on a serial queue of the request's own, all before the request's
-    /// completion.
+    /// Called as the response body arrives — written to ``downloadDestination``, or held in memory
+    /// — with a `Progress` counting bytes against the announced length (a new one for each attempt;
+    /// the body of a redirect that is followed is not counted), in order on a serial queue of the
+    /// request's own, all before the request's completion. A streamed body is not counted: its
+    /// parts are the caller's as they come.
     public var downloadProgress: (@Sendable (Progress) -> Void)?
     /// Names of headers that belong to the request's origin rather than to the request — those of a
     /// configuration shared by every request to one API. A redirect to another origin removes them,

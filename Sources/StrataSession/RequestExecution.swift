@@ -56,7 +56,11 @@ final class RequestExecution: Sendable {
     private let interceptor: Interceptor
     private let redirectPolicy: RedirectPolicy
     private let originBoundHeaderNames: Set<String>
-    private let download: (destination: URL, progress: (@Sendable (Progress) -> Void)?)?
+    /// Where a download's body is written, if the request is one.
+    private let download: URL?
+    /// Told of the response body as it arrives, written to the download's file or collected in
+    /// memory; a streamed body is the caller's to count.
+    private let downloadProgress: (@Sendable (Progress) -> Void)?
     /// Where the caller's progress closures are called, if it gave any.
     private let progress: ProgressRelay?
     /// The longest body held in memory for an accepted response.
@@ -92,8 +96,9 @@ final class RequestExecution: Sendable {
         self.uploadProgress = options.uploadProgress
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
         self.originBoundHeaderNames = options.originBoundHeaderNames
-        self.download = options.downloadDestination.map { ($0, options.downloadProgress) }
-        let progress = uploadProgress != nil || download?.progress != nil ? ProgressRelay() : nil
+        self.download = options.downloadDestination
+        self.downloadProgress = stream == nil ? options.downloadProgress : nil
+        let progress = uploadProgress != nil || downloadProgress != nil ? ProgressRelay() : nil
         self.progress = progress
         self.maximumBodyLength = min(options.maximumBodyLength, BodyCollector.maximumLength)
         do {
@@ -253,8 +258,9 @@ final class RequestExecution: Sendable {
         }
         let sentAt = record?.sent(adapted, attempt: attempt)
         let uploadProgress = self.uploadProgress.flatMap { progress?.exchange(reportingTo: $0) }
-        // One count for the attempt's download, whoever writes the file: the transport or the pipeline.
-        let downloadProgress = download?.progress.flatMap { progress?.exchange(reportingTo: $0) }
+        // One count for the attempt's body, whoever takes it: the transport writing the file, or the
+        // pipeline writing it or collecting it in memory.
+        let downloadProgress = self.downloadProgress.flatMap { progress?.exchange(reportingTo: $0) }
         let arrived: @Sendable (TransportOutcome) -> Void = { [self] received in
             uploadProgress?.end()
             downloadProgress?.end()
@@ -290,7 +296,7 @@ final class RequestExecution: Sendable {
             headless: arrived)
         let sending = TransportAttempt(
             request: adapted, uploadProgress: uploadProgress?.counts, bodyIsBoundForFile: download != nil,
-            fileProgress: downloadProgress?.counts, bufferLimit: stream?.bufferLimit)
+            fileProgress: download != nil ? downloadProgress?.counts : nil, bufferLimit: stream?.bufferLimit)
         exchange.set(context.run { core.transport.send(sending, to: router) })
         let sent: any NetworkCancellable = exchange
         let isCurrent = state.withLock { state -> Bool in
@@ -312,10 +318,12 @@ final class RequestExecution: Sendable {
         downloadProgress: (@Sendable (Int64, Int64) -> Void)?,
         completion: @escaping @Sendable (TransportOutcome) -> Void
     ) -> any ResponseReceiver {
-        if download == nil, stream == nil { return BodyCollector(limit: maximumBodyLength, from: exchange, completion) }
-        let follows =
-            isRedirectStatus(head.statusCode) && head.headers["Location"] != nil && redirectPolicy.decide != nil
-        guard acceptableStatusCodes.contains(head.statusCode), !follows else {
+        if download == nil, stream == nil {
+            // The body of a redirect that is followed is nobody's: not counted.
+            let progress = downloadProgress.flatMap { follows(head) ? nil : $0 }
+            return BodyCollector(limit: maximumBodyLength, from: exchange, progress: progress, completion)
+        }
+        guard acceptableStatusCodes.contains(head.statusCode), !follows(head) else {
             return BodyCollector(limit: Self.errorBodyLimit, truncates: true, from: exchange, completion)
         }
         if let stream {
@@ -325,8 +333,7 @@ final class RequestExecution: Sendable {
             return stream
         }
         guard let download else { return BodyCollector(limit: maximumBodyLength, from: exchange, completion) }
-        return FileWriter(
-            to: download.destination, for: request, from: exchange, progress: downloadProgress, completion)
+        return FileWriter(to: download, for: request, from: exchange, progress: downloadProgress, completion)
     }
 
     /// Claims the attempt under way for a stream, if `step` is still its step: its deadline stops,
@@ -417,7 +424,7 @@ final class RequestExecution: Sendable {
             try HTTPHeader(name: name, value: value).validate()
         }
         guard request.timeoutInterval > 0 else { throw .invalidTimeout(request.timeoutInterval) }
-        if let destination = download?.destination, FileWriter.isFolder(destination) {
+        if let destination = download, FileWriter.isFolder(destination) {
             throw .downloadDestinationIsAFolder(destination.path)
         }
     }
@@ -437,6 +444,11 @@ final class RequestExecution: Sendable {
     private func isRedirect(_ outcome: TransportOutcome) -> Bool {
         guard outcome.error == nil, let status = outcome.statusCode else { return false }
         return isRedirectStatus(status)
+    }
+
+    /// Whether the response `head` is a redirect the policy may follow: its body is nobody's.
+    private func follows(_ head: ResponseHead) -> Bool {
+        isRedirectStatus(head.statusCode) && head.headers["Location"] != nil && redirectPolicy.decide != nil
     }
 
     /// Whether `status` is a redirect status.

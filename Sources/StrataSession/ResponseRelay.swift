@@ -410,19 +410,25 @@ package final class BodyCollector: ResponseReceiver, @unchecked Sendable {  // S
     private let limit: Int
     private let truncates: Bool
     private let exchange: any ResponseExchange
+    private let progress: (@Sendable (Int64, Int64) -> Void)?
+    /// The bytes received so far, kept or not.
+    private var received: Int64 = 0
     private let completion: @Sendable (TransportOutcome) -> Void
 
     /// Collects at most `limit` bytes from `exchange`, then calls `completion` once with the
     /// outcome. A longer body fails the outcome with `URLError(.dataLengthExceedsMaximum)` and
     /// ends the exchange; when `truncates`, its first `limit` bytes are kept instead, and the rest
-    /// is read and dropped.
+    /// is read and dropped. `progress` is told after each part how many bytes have come and how
+    /// many the response announced (`-1`: it did not).
     package init(
         limit: Int = BodyCollector.maximumLength, truncates: Bool = false, from exchange: any ResponseExchange,
+        progress: (@Sendable (Int64, Int64) -> Void)? = nil,
         _ completion: @escaping @Sendable (TransportOutcome) -> Void
     ) {
         self.limit = limit
         self.truncates = truncates
         self.exchange = exchange
+        self.progress = progress
         self.completion = completion
     }
 
@@ -454,7 +460,10 @@ package final class BodyCollector: ResponseReceiver, @unchecked Sendable {  // S
         } else if room > 0 {
             body.append(part.prefix(room))
         }
+        received += Int64(part.count)
+        let counted = progress.map { ($0, received, head?.expectedContentLength ?? -1) }
         lock.unlock()
+        if let (progress, received, expected) = counted { progress(received, expected) }
         exchange.demand()
     }
 

@@ -100,6 +100,51 @@ import Testing
         #expect(!reportedAfterCompletion.value)
     }
 
+    /// A progress closure may cancel its own request: the request completes once, cancelled,
+    /// without waiting for the answer, and nothing is reported after — the closure's own
+    /// `cancel()` does not wait for the progress queue it runs on.
+    @Test func aProgressClosureThatCancelsItsOwnRequestEndsItOnce() async throws {
+        struct AnswersLate: Transport {
+            let queue = DispatchQueue(label: "strata.test.late")
+            func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
+                let relay = ResponseRelay(to: receiver)
+                queue.async {
+                    attempt.uploadProgress?(50, 100)
+                    attempt.uploadProgress?(100, 100)
+                }
+                queue.asyncAfter(deadline: .now() + 2) {
+                    let url = attempt.request.url ?? URL(fileURLWithPath: "/")
+                    relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
+                    relay.end(nil)
+                }
+                return relay
+            }
+        }
+        let task = Locked<(any NetworkCancellable)?>(nil)
+        let reports = Locked<[Int64]>([])
+        let completed = Locked(false)
+        let reportedAfterCompletion = Locked(false)
+        let (outcomes, cancellable) = send(
+            URLRequest(url: stub.baseURL), through: SessionManager(transport: AnswersLate()),
+            options: RequestOptions(uploadProgress: { progress in
+                if completed.value { reportedAfterCompletion.withLock { $0 = true } }
+                reports.withLock { $0.append(progress.completedUnitCount) }
+                // The task is handed back as `request` returns, which may be after the first report.
+                for _ in 0..<500 where task.value == nil { Thread.sleep(forTimeInterval: 0.002) }
+                task.value?.cancel()
+            }))
+        task.withLock { $0 = cancellable }
+        let started = ContinuousClock.now
+        let outcome = try #require(await outcomes.first(timeout: 5))
+        completed.withLock { $0 = true }
+        #expect(isCancelled(outcome.error), "\(String(describing: outcome.error))")
+        #expect(ContinuousClock.now - started < .seconds(1.5), "it waited for the answer")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(outcomes.callCount == 1)
+        #expect(!reportedAfterCompletion.value)
+        #expect(reports.value.first == 50)
+    }
+
     /// A transport that answers on a queue it can recognise: `/ok` with a `200`, `/fail` with a
     /// `503`, `/moved` with a `302` to `/ok`. It answers a moment after `send` returns, as a
     /// transport on the network does (a demand made before then is passed on by the thread that

@@ -39,6 +39,43 @@ import Testing
         #expect(reported.last == [Int64(size), Int64(size)])
     }
 
+    /// A progress closure may cancel its own request, through the callback API, mid-body: the
+    /// completion comes once, cancelled, without waiting for the rest of the body; nothing is
+    /// reported after it, and a download leaves no file.
+    @Test(arguments: [false, true])
+    func aProgressClosureThatCancelsItsOwnRequestEndsItOnce(toFile: Bool) async throws {
+        let target = destination()
+        defer { try? FileManager.default.removeItem(at: target.deletingLastPathComponent()) }
+        let task = CompletionRecorder<any NetworkCancellable>()
+        let outcomes = CompletionRecorder<DataTransferError?>()
+        let reportsAfterCompletion = CompletionRecorder<Int64>()
+        try await Harness.with { (harness) async throws in
+            let started = ContinuousClock.now
+            // 2 s of body: 40 pieces, 50 ms apart.
+            let endpoint = Endpoint<Empty>(
+                path: "drip", queryParameters: ["size": 40_960, "chunks": 40, "interval": 50],
+                options: RequestOptions(
+                    downloadDestination: toFile ? target : nil,
+                    downloadProgress: { progress in
+                        if outcomes.callCount > 0 { reportsAfterCompletion.record(progress.completedUnitCount) }
+                        // The task is handed back as `request` returns, which may be after the first report.
+                        for _ in 0..<500 where task.values.isEmpty { Thread.sleep(forTimeInterval: 0.002) }
+                        task.values.first?.cancel()
+                    }))
+            task.record(
+                harness.transfer.request(with: endpoint) { result in
+                    if case .failure(let error) = result { outcomes.record(error) } else { outcomes.record(nil) }
+                })
+            let outcome = try #require(await outcomes.first(timeout: 5))
+            #expect(outcome?.isCancelled == true, "\(String(describing: outcome))")
+            #expect(ContinuousClock.now - started < .seconds(1.5), "it waited for the body")
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(outcomes.callCount == 1)
+        #expect(reportsAfterCompletion.values.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+
     /// Without progress to report, `URLSessionTransport` downloads through a task with a completion
     /// handler (no delegate call per part written): the body, a redirect the pipeline follows and a
     /// `401` answering a Basic challenge come out as they do with progress.
