@@ -35,6 +35,38 @@ struct Note: Codable, Equatable, Sendable {
         }
     }
 
+    /// Requests to one URL — many at once, each with its own method, headers and body — reach the
+    /// server each as it was made, and so do more distinct URLs than a transport keeps parsed
+    /// (AsyncHTTPClientTransport keeps 64).
+    @Test func requestsToTheSameURLsCarryTheirOwnMethodHeadersAndBodies() async throws {
+        try await Harness.with { (harness) async throws in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let method: HTTPMethod = [.get, .post, .put, .delete][index % 4]
+                        let hasBody = method == .post || method == .put
+                        let endpoint = Endpoint<EchoReply>(
+                            path: "echo", method: method, headerParameters: ["X-Index": "\(index)"],
+                            queryParameters: ["url": .int(index % 100)],
+                            bodyParametersEncodable: hasBody ? Note(title: "note \(index)", tags: []) : nil)
+                        let echo = try await harness.transfer.request(endpoint)
+                        #expect(echo.method == method.rawValue)
+                        #expect(echo.headers["x-index"] == "\(index)")
+                        #expect(echo.query == [["url", "\(index % 100)"]])
+                        if hasBody {
+                            #expect(
+                                try JSONDecoder().decode(Note.self, from: Data((echo.body ?? "").utf8)).title
+                                    == "note \(index)")
+                        } else {
+                            #expect(echo.bodySize == 0)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+
     @Test(arguments: [HTTPMethod.get, .delete])
     func queryParametersReachTheServerAsSent(method: HTTPMethod) async throws {
         try await Harness.with { (harness) async throws in

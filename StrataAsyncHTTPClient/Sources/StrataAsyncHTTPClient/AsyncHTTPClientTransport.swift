@@ -52,6 +52,13 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Whether the client decompresses bodies, so requests may ask for `gzip` and `deflate`.
     private let decompresses: Bool
     private let isShutDown = NIOLockedValueBox(false)
+    /// Requests as ``makeRequest(_:)`` built them for a method and URL, before headers and body:
+    /// AsyncHTTPClient takes a URL apart again for every request it is given (`HTTPClient.Request`'s
+    /// `DeconstructedURL`: a tenth of the instructions Strata adds to a small GET), and apps ask for
+    /// the same URLs again and again. Only URLs that passed the check are kept.
+    private let parsedRequests = NIOLockedValueBox([ParsedRequestKey: HTTPClient.Request]())
+    /// How many parsed requests are kept; once there are as many, they are dropped and kept anew.
+    static let parsedRequestLimit = 64
 
     /// One transport for the whole process, over a client configured by ``strataConfiguration()``
     /// that is never shut down: for services that name no transport of their own.
@@ -190,13 +197,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The request as AsyncHTTPClient takes it, and its body's length (`-1` when unknown).
     private func makeRequest(_ urlRequest: URLRequest) throws -> (HTTPClient.Request, Int64) {
         guard let url = urlRequest.url else { throw URLError(.badURL) }
-        // SwiftNIO traps on some URLs Foundation accepts (a port above 65535); a request that did
-        // not come through the pipeline, which checks first, is checked here.
-        do {
-            try validate(url)
-        } catch {
-            throw RequestValidationError.unsupportedURL(Redaction.standard.redact(url), reason: error)
-        }
+        let key = ParsedRequestKey(method: urlRequest.httpMethod ?? "GET", url: url)
+        var request = try parsedRequests.withLockedValue { $0[key] } ?? parsed(key)
         var headers = NIOHTTP1.HTTPHeaders()
         for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
             headers.add(name: name, value: value)
@@ -219,8 +221,27 @@ public final class AsyncHTTPClientTransport: Transport {
             body = nil
             length = 0
         }
-        let method = NIOHTTP1.HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
-        return (try HTTPClient.Request(url: url, method: method, headers: headers, body: body), length)
+        request.headers = headers
+        request.body = body
+        return (request, length)
+    }
+
+    /// The request for `key`, without headers or body, kept for the next with the same method and
+    /// URL.
+    private func parsed(_ key: ParsedRequestKey) throws -> HTTPClient.Request {
+        // SwiftNIO traps on some URLs Foundation accepts (a port above 65535); a request that did
+        // not come through the pipeline, which checks first, is checked here.
+        do {
+            try validate(key.url)
+        } catch {
+            throw RequestValidationError.unsupportedURL(Redaction.standard.redact(key.url), reason: error)
+        }
+        let request = try HTTPClient.Request(url: key.url, method: NIOHTTP1.HTTPMethod(rawValue: key.method))
+        parsedRequests.withLockedValue { kept in
+            if kept.count >= Self.parsedRequestLimit { kept.removeAll(keepingCapacity: true) }
+            kept[key] = request
+        }
+        return request
     }
 
     /// AsyncHTTPClient's deadline for a timeout: none for one too long to be one (as the pipeline's).
@@ -228,6 +249,12 @@ public final class AsyncHTTPClientTransport: Transport {
         guard timeout.isFinite, timeout < 315_360_000 else { return nil }
         return .now() + .nanoseconds(Int64(max(0, timeout) * 1e9))
     }
+}
+
+/// What an `HTTPClient.Request` is parsed from, headers and body aside.
+struct ParsedRequestKey: Hashable, Sendable {
+    let method: String
+    let url: URL
 }
 
 /// Why an ``AsyncHTTPClientTransport`` attempt failed, where no `URLError` says it.
