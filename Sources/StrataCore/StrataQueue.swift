@@ -124,8 +124,8 @@ package final class WorkLanes: Sendable {
     private let watcher = StrataQueue.make("Strata.work.watcher")
 
     /// `width` lanes (by default as many as the machine has active cores, and at least two), each
-    /// replaced once it has run one piece of work for `stallLimit` (2 ms by default, an hour at most) while
-    /// other work waits.
+    /// replaced once it has run one piece of work for `stallLimit` seconds (2 ms by default, an
+    /// hour at most) while other work waits.
     package init(
         width: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), stallLimit: TimeInterval = 0.002
     ) {
@@ -208,8 +208,8 @@ package final class WorkLanes: Sendable {
 ///
 /// Each completion to come is announced (``begin()``), then handed over once. One handed over with
 /// ``run(_:)`` from a lane of ``StrataQueue/async(_:)``'s, which runs nothing beside it and is
-/// replaced if it waits long while other work does, runs on that thread as the queue's own work (`sync`) when it is the only one of this
-/// hand-over's under way: handing it to an idle queue would wake a thread for it (a tenth of a
+/// replaced if it waits long while other work does, runs on that thread as the queue's own work
+/// (`sync`) when it is the only one of this hand-over's under way: handing it to an idle queue would wake a thread for it (a tenth of a
 /// small GET's time over loopback), and no other can come meanwhile and find the queue taken.
 /// Otherwise it is queued (`async`), as are ``queue(_:)``'s always, and all of them for the main
 /// queue (which runs on the main thread: this thread could only wait for it). While completions
