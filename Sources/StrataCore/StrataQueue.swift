@@ -85,9 +85,9 @@ package enum StrataQueue {
 package final class WorkLanes: Sendable {
     /// How long a lane may run one piece of work while other work waits before it is replaced, in
     /// nanoseconds.
-    package let stallLimit: UInt64
+    private let stallLimit: UInt64
 
-    private final class Lane: @unchecked Sendable {  // Sendable: `queue` is immutable, the rest is `state`'s.
+    private final class Lane: @unchecked Sendable {  // Sendable: `WorkLanes.state`'s lock guards the `var`s.
         let queue = StrataQueue.makeMarked()
         /// When the lane started the piece of work it runs; nil while idle.
         var busySince: UInt64?
@@ -95,7 +95,7 @@ package final class WorkLanes: Sendable {
         var retired = false
     }
 
-    private struct State: @unchecked Sendable {  // Sendable: only reached through `state`'s lock.
+    private struct State: Sendable {
         var lanes: [Lane]
         /// Work waiting for a lane, first at `head`.
         var backlog: [@Sendable () -> Void] = []

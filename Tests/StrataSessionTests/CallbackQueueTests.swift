@@ -36,15 +36,18 @@ import Testing
     }
 
     /// A transport that, like URLSession, reports everything from one serial queue: upload
-    /// progress, then the outcome — and then, a moment later, a stray count for the exchange that
-    /// is over.
+    /// progress, then — at once, or `answersAfter` seconds later — the outcome, and then, a moment
+    /// later, a stray count for the exchange that is over.
     private struct SerialQueueTransport: Transport {
         let queue = DispatchQueue(label: "strata.test.delegate")
+        var answersAfter: TimeInterval = 0
         func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
             let relay = ResponseRelay(to: receiver)
             queue.async {
                 attempt.uploadProgress?(50, 100)
                 attempt.uploadProgress?(100, 100)
+            }
+            queue.asyncAfter(deadline: .now() + answersAfter) {
                 let url = attempt.request.url ?? URL(fileURLWithPath: "/")
                 relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
                 relay.end(nil)
@@ -104,28 +107,12 @@ import Testing
     /// without waiting for the answer, and nothing is reported after — the closure's own
     /// `cancel()` does not wait for the progress queue it runs on.
     @Test func aProgressClosureThatCancelsItsOwnRequestEndsItOnce() async throws {
-        struct AnswersLate: Transport {
-            let queue = DispatchQueue(label: "strata.test.late")
-            func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
-                let relay = ResponseRelay(to: receiver)
-                queue.async {
-                    attempt.uploadProgress?(50, 100)
-                    attempt.uploadProgress?(100, 100)
-                }
-                queue.asyncAfter(deadline: .now() + 2) {
-                    let url = attempt.request.url ?? URL(fileURLWithPath: "/")
-                    relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
-                    relay.end(nil)
-                }
-                return relay
-            }
-        }
         let task = Locked<(any NetworkCancellable)?>(nil)
         let reports = Locked<[Int64]>([])
         let completed = Locked(false)
         let reportedAfterCompletion = Locked(false)
         let (outcomes, cancellable) = send(
-            URLRequest(url: stub.baseURL), through: SessionManager(transport: AnswersLate()),
+            URLRequest(url: stub.baseURL), through: SessionManager(transport: SerialQueueTransport(answersAfter: 2)),
             options: RequestOptions(uploadProgress: { progress in
                 if completed.value { reportedAfterCompletion.withLock { $0 = true } }
                 reports.withLock { $0.append(progress.completedUnitCount) }

@@ -59,6 +59,11 @@ public final class AsyncHTTPClientTransport: Transport {
     private let parsedRequests = NIOLockedValueBox([ParsedRequestKey: HTTPClient.Request]())
     /// How many parsed requests are kept; once there are as many, they are dropped and kept anew.
     static let parsedRequestLimit = 64
+    /// The longest URL whose parsed request is kept, in bytes: the kept ones hold at most 64 of these.
+    static let parsedRequestURLLimit = 4_096
+
+    /// How many parsed requests are kept now.
+    var parsedRequestCount: Int { parsedRequests.withLockedValue { $0.count } }
 
     /// One transport for the whole process, over a client configured by ``strataConfiguration()``
     /// that is never shut down: for services that name no transport of their own.
@@ -237,6 +242,7 @@ public final class AsyncHTTPClientTransport: Transport {
             throw RequestValidationError.unsupportedURL(Redaction.standard.redact(key.url), reason: error)
         }
         let request = try HTTPClient.Request(url: key.url, method: NIOHTTP1.HTTPMethod(rawValue: key.method))
+        guard key.url.absoluteString.utf8.count <= Self.parsedRequestURLLimit else { return request }
         parsedRequests.withLockedValue { kept in
             if kept.count >= Self.parsedRequestLimit { kept.removeAll(keepingCapacity: true) }
             kept[key] = request

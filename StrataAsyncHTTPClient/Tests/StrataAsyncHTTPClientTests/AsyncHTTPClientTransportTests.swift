@@ -188,6 +188,33 @@ import Testing
         try await transport.shutdown()
     }
 
+    /// The transport keeps the requests it parsed by method and URL, but no URL it refused (each
+    /// refusal is made again) and none longer than its limit: a caller's 1 MB URL is not kept alive.
+    @Test func parsedRequestsAreKeptOnlyForShortURLsThatPassedTheCheck() async throws {
+        let server = try await CannedServer.start(answer: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        let client = HTTPClient(configuration: AsyncHTTPClientTransport.strataConfiguration())
+        let transport = AsyncHTTPClientTransport(client: client)
+        let short = server.url.appendingPathComponent("items")
+        for _ in 0..<3 {
+            #expect(try await send(URLRequest(url: short), over: transport).error == nil)
+        }
+        #expect(transport.parsedRequestCount == 1)
+        let long = try #require(URL(string: short.absoluteString + "?q=" + String(repeating: "a", count: 1_048_576)))
+        #expect(try await send(URLRequest(url: long), over: transport).error == nil)
+        #expect(transport.parsedRequestCount == 1)
+        let trap = try #require(URL(string: "http://127.0.0.1:99999/x"))
+        for _ in 0..<2 {
+            let error = try await send(URLRequest(url: trap), over: transport).error
+            guard case .unsupportedURL? = error as? RequestValidationError else {
+                Issue.record("expected an unsupported URL, got \(String(describing: error))")
+                break
+            }
+        }
+        #expect(transport.parsedRequestCount == 1)
+        try await client.shutdown()
+        try await server.channel.close()
+    }
+
     /// Sent straight to the transport, not through the pipeline, a URL SwiftNIO traps on (a port
     /// above 65535), or reads wrongly (a port too large for an `Int`, which AsyncHTTPClient reads as
     /// none and sends to port 80; an empty bracketed host), is refused by the transport's own check.
