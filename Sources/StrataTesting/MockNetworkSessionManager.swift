@@ -16,6 +16,13 @@ import StrataSession
 /// options are out of range (``/StrataCore/RequestOptions/validate()``) is recorded and fails with
 /// ``/StrataCore/RequestValidationError/invalidOption(name:value:)``, and no stubbed answer is used.
 ///
+/// Progress closures are told as a real manager tells them, in order and before the completion:
+/// `uploadProgress` once a stubbed answer comes, for a body of known length (in memory or a file);
+/// `downloadProgress` for each part of a body collected in memory or written to a file, counted
+/// against the `Content-Length` the stub names (a ``Response/success(statusCode:headers:body:)``
+/// stub that names none is counted against its body's length). A streamed response's parts are
+/// the caller's as they come, and are not counted.
+///
 /// ```swift
 /// let manager = MockNetworkSessionManager()
 /// manager.enqueue(.success(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
@@ -91,6 +98,8 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
         ) { completion($0.0, $0.1, $0.2) }
 
         let acceptable = options.acceptableStatusCodes ?? acceptableStatusCodes
+        let upload = ProgressCount(options.uploadProgress) { call.isCompleted }
+        let download = ProgressCount(options.downloadProgress) { call.isCompleted }
         let deliver: @Sendable () -> Void
         switch response {
         case .pending:
@@ -101,17 +110,17 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
             // Collected whole, as a manager does for a request that is not streamed.
             let slot = ExchangeSlot()
             let acceptable = acceptable.contains(script.statusCode)
+            let head = ResponseHead(
+                url: request.url ?? URL(fileURLWithPath: "/"), statusCode: script.statusCode,
+                httpVersion: "HTTP/1.1", headers: HTTPHeaders(script.headers))
+            let collector = BodyCollector(from: slot, progress: download.count) { outcome in
+                let error = outcome.error ?? (acceptable ? nil : SessionError.unacceptableStatusCode(script.statusCode))
+                call.complete((outcome.body, outcome.response, error))
+            }
             slot.set(
                 ResponsePlayback.start(
-                    head: ResponseHead(
-                        url: request.url ?? URL(fileURLWithPath: "/"), statusCode: script.statusCode,
-                        httpVersion: "HTTP/1.1", headers: HTTPHeaders(script.headers)),
-                    pauseBeforeHead: script.pauseBeforeHead, steps: script.steps,
-                    to: BodyCollector(from: slot) { outcome in
-                        let error =
-                            outcome.error ?? (acceptable ? nil : SessionError.unacceptableStatusCode(script.statusCode))
-                        call.complete((outcome.body, outcome.response, error))
-                    }))
+                    head: head, pauseBeforeHead: script.pauseBeforeHead, steps: script.steps,
+                    to: UploadReported(Self.bodyLength(of: request), to: upload, then: collector)))
             call.attach(slot)
             return call
         case .success(let statusCode, let headers, let body):
@@ -120,7 +129,15 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
                 url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
             let error: (any Error)? =
                 acceptable.contains(statusCode) ? nil : SessionError.unacceptableStatusCode(statusCode)
-            deliver = { call.complete((body, httpResponse, error)) }
+            let uploaded = Self.bodyLength(of: request)
+            deliver = {
+                if let uploaded { upload.count(uploaded, of: uploaded) }
+                if !body.isEmpty {
+                    let announced = httpResponse?.expectedContentLength ?? -1
+                    download.count(Int64(body.count), of: announced >= 0 ? announced : Int64(body.count))
+                }
+                call.complete((body, httpResponse, error))
+            }
         }
         if let completionQueue {
             completionQueue.async(execute: deliver)
@@ -173,7 +190,18 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
         case .stream(let streamed):
             script = streamed
         }
-        return script.play(url: url, acceptable: acceptable, to: receiver, failure: FailedResponse.ending)
+        let upload = ProgressCount(options.uploadProgress) { false }
+        return script.play(
+            url: url, acceptable: acceptable,
+            to: UploadReported(Self.bodyLength(of: request), to: upload, then: receiver),
+            failure: FailedResponse.ending)
+    }
+
+    /// The length of `request`'s body, when it has one whose length is known: in memory, or a file.
+    private static func bodyLength(of request: URLRequest) -> Int64? {
+        if let body = request.httpBody, !body.isEmpty { return Int64(body.count) }
+        if let file = request.httpBodyStream as? FileBodyStream { return Int64(clamping: file.length) }
+        return nil
     }
 
     /// Records `request` and takes the next stubbed response; a failure, leaving the stubbed
@@ -187,4 +215,56 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
             return state.queue.isEmpty ? fallback : state.queue.removeFirst()
         }
     }
+}
+
+/// One request's progress closure and its `Progress`, told each count in order until the request
+/// has completed.
+private final class ProgressCount: Sendable {
+    private let report: (@Sendable (Progress) -> Void)?
+    private let progress = Locked(Progress(totalUnitCount: -1))
+    private let isOver: @Sendable () -> Bool
+
+    /// - Parameters:
+    ///   - report: The closure; `nil`, nothing is told.
+    ///   - isOver: Whether the request has completed: no count is told after.
+    init(_ report: (@Sendable (Progress) -> Void)?, isOver: @escaping @Sendable () -> Bool) {
+        self.report = report
+        self.isOver = isOver
+    }
+
+    /// Tells the closure that `done` bytes of `expected` (`-1`: unknown) have gone.
+    func count(_ done: Int64, of expected: Int64) {
+        guard let report, !isOver() else { return }
+        let progress = self.progress.withLock { progress in
+            if expected > 0, progress.totalUnitCount != expected {
+                progress.totalUnitCount = expected
+            }
+            progress.completedUnitCount = done
+            return progress
+        }
+        report(progress)
+    }
+}
+
+/// Tells `upload` that the request's whole body went out as the answer's head arrives, then hands
+/// the answer on.
+private final class UploadReported: ResponseReceiver {
+    private let length: Int64?
+    private let upload: ProgressCount
+    private let receiver: any ResponseReceiver
+
+    init(_ length: Int64?, to upload: ProgressCount, then receiver: any ResponseReceiver) {
+        self.length = length
+        self.upload = upload
+        self.receiver = receiver
+    }
+
+    func receive(_ head: ResponseHead) {
+        if let length { upload.count(length, of: length) }
+        receiver.receive(head)
+    }
+
+    func receive(_ part: Data) { receiver.receive(part) }
+    func finish(_ error: (any Error)?) { receiver.finish(error) }
+    func take(bodyFile url: URL) -> Bool { receiver.take(bodyFile: url) }
 }

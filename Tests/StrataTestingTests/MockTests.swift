@@ -1,6 +1,7 @@
 import Foundation
 import StrataConfiguration
 import StrataCore
+import StrataEncoding
 import StrataEndpoint
 import StrataService
 import StrataSession
@@ -87,6 +88,112 @@ struct Item: Codable, Equatable, Sendable {
         #expect(recorder.callCount == 0)
         cancellable.cancel()
         #expect(await recorder.first() == true)
+    }
+
+    /// Progress is told as a real manager tells it: the body sent, then each part received,
+    /// counted against the announced length, in order and all before the completion.
+    @Test(arguments: [
+        (
+            MockNetworkSessionManager.Response.success(body: Data("0123456789".utf8)),
+            ["up 5/5", "down 10/10", "done"]
+        ),
+        (
+            .success(headers: ["Content-Length": "10"], body: Data("0123".utf8)),
+            ["up 5/5", "down 4/10", "done"]
+        ),
+        (
+            .stream(
+                StreamScript(
+                    headers: ["Content-Length": "7"],
+                    steps: [.part(Data("abc".utf8)), .pause(0.01), .part(Data("defg".utf8))])),
+            ["up 5/5", "down 3/7", "down 7/7", "done"]
+        ),
+        (.failure(URLError(.timedOut)), ["done"]),
+    ])
+    func progressIsToldInOrderBeforeTheCompletion(answer: MockNetworkSessionManager.Response, told: [String]) async {
+        let manager = MockNetworkSessionManager(responses: [answer])
+        let events = Locked<[String]>([])
+        let recorder = CompletionRecorder<Bool>()
+        var request = URLRequest(url: MockDefaults.baseURL)
+        request.httpMethod = "POST"
+        request.httpBody = Data("hello".utf8)
+        let options = RequestOptions(
+            uploadProgress: { progress in
+                events.withLock { $0.append("up \(progress.completedUnitCount)/\(progress.totalUnitCount)") }
+            },
+            downloadProgress: { progress in
+                events.withLock { $0.append("down \(progress.completedUnitCount)/\(progress.totalUnitCount)") }
+            })
+        manager.request(request, options: options) { _, _, _ in
+            events.withLock { $0.append("done") }
+            recorder.record(true)
+        }
+        #expect(await recorder.first() == true)
+        try? await Task.sleep(for: .milliseconds(50))  // nothing is told after the completion
+        #expect(events.value == told)
+    }
+
+    /// A request cancelled before its answer comes is told nothing; one without a body of known
+    /// length is told no upload.
+    @Test func aCancelledRequestIsToldNoProgressAndAStreamedBodyNoUpload() async throws {
+        let manager = MockNetworkSessionManager(
+            responses: [.stream(StreamScript(pauseBeforeHead: 0.2, steps: [.part(Data("late".utf8))])), .success()])
+        let told = Locked<[String]>([])
+        var request = URLRequest(url: MockDefaults.baseURL)
+        request.httpBody = Data("hello".utf8)
+        let options = RequestOptions(
+            uploadProgress: { _ in told.withLock { $0.append("up") } },
+            downloadProgress: { _ in told.withLock { $0.append("down") } })
+        let cancelled = CompletionRecorder<Bool>()
+        manager.request(request, options: options) { _, _, error in
+            cancelled.record((error as? URLError)?.code == .cancelled)
+        }.cancel()
+        #expect(await cancelled.first() == true)
+
+        request.httpBody = nil
+        request.httpBodyStream = InputStream(data: Data("unknown length".utf8))
+        let answered = CompletionRecorder<Bool>()
+        manager.request(request, options: options) { _, _, error in answered.record(error == nil) }
+        #expect(await answered.first() == true)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(told.value == [])
+    }
+
+    /// Through the layers above, as an app's test would use it: a download to a file reports its
+    /// progress.
+    @Test func aDownloadThroughTheServiceReportsItsProgress() async throws {
+        let manager = MockNetworkSessionManager(responses: [.success(body: Data(repeating: 7, count: 1_000))])
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: MockDefaults.baseURL), sessionManager: manager)
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("mock-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let fractions = Locked<[Double]>([])
+        let response = try await service.request(
+            endpoint: Endpoint<Void>(
+                path: "file",
+                options: RequestOptions(
+                    downloadDestination: destination,
+                    downloadProgress: { progress in fractions.withLock { $0.append(progress.fractionCompleted) } })))
+        #expect(response.fileURL == destination)
+        #expect(fractions.value == [1.0])
+    }
+
+    /// A streamed response's request is told its body went out before the first part arrives.
+    @Test func aStreamedRequestIsToldItsUploadFirst() async throws {
+        let manager = MockNetworkSessionManager(
+            responses: [.stream(.chunks([Data("a".utf8), Data("b".utf8)], every: 0.01))])
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: MockDefaults.baseURL), sessionManager: manager)
+        let told = Locked<[String]>([])
+        let endpoint = Endpoint<Void>(
+            path: "events", method: .post, bodyParameters: ["q": "swift"],
+            options: RequestOptions(uploadProgress: { progress in
+                told.withLock { $0.append("up \(progress.completedUnitCount)/\(progress.totalUnitCount)") }
+            }))
+        for try await part in service.stream(endpoint: endpoint, decoding: .bytes) {
+            told.withLock { $0.append(String(decoding: part, as: UTF8.self)) }
+        }
+        #expect(told.value == ["up 13/13", "a", "b"])
     }
 }
 
