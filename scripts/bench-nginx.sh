@@ -7,6 +7,7 @@
 #   scripts/bench-nginx.sh                                       # every loopback pair
 #   scripts/bench-nginx.sh 'Loopback GET over AsyncHTTPClient.*' # those matching a regular expression
 #   scripts/bench-nginx.sh 'Monitor cost'                        # the observability monitors' cost
+#   scripts/bench-nginx.sh 'Stream 1 GiB'                        # 1 GiB streamed to a consumer
 #
 # Needs nginx (Debian: apt-get install nginx); CI does not run it.
 set -euo pipefail
@@ -43,6 +44,7 @@ http {
     server {
         listen 127.0.0.1:$port;
         location = /items { default_type application/json; alias $dir/items.json; }
+        location = /big.bin { default_type application/octet-stream; alias $dir/big.bin; }
     }
 }
 CONF
@@ -52,7 +54,7 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 
-[ "$filter" = "Monitor cost" ] || STRATA_BENCH_SERVER="http://127.0.0.1:$port" scripts/bench.sh "$filter"
+[ "$filter" = "Monitor cost" ] || [ "$filter" = "Stream 1 GiB" ] || STRATA_BENCH_SERVER="http://127.0.0.1:$port" scripts/bench.sh "$filter"
 
 # What each observability monitor costs a GET over each transport (see scripts/bench.sh).
 if [[ "Monitor cost" =~ $filter ]]; then
@@ -67,4 +69,19 @@ if [[ "Monitor cost" =~ $filter ]]; then
             "$binary" loopback "$transport" "http://127.0.0.1:$port" 500 9
         fi
     done
+fi
+
+# 1 GiB streamed to a consumer that counts it over AsyncHTTPClient: AsyncHTTPClient's own
+# `response.body` against Strata's stream, read with `for try await` and through the callback API,
+# over one client, in turn, the order turning each round (Benchmarks/Sources/StreamProbe). The file
+# is sparse: nginx reads it from the page cache, so the disk plays no part.
+if [[ "Stream 1 GiB" =~ $filter ]]; then
+    swift build -c release --package-path Benchmarks --product StreamProbe >"$dir/build.log" 2>&1 ||
+        { cat "$dir/build.log"; exit 1; }
+    truncate -s "$([ "${BENCH_SMOKE:-0}" = 1 ] && echo 8M || echo 1G)" "$dir/big.bin"
+    chmod a+r "$dir/big.bin"
+    echo
+    echo "Stream 1 GiB over AsyncHTTPClient from nginx:"
+    "$(swift build -c release --package-path Benchmarks --show-bin-path)/StreamProbe" both \
+        "http://127.0.0.1:$port/big.bin" "$([ "${BENCH_SMOKE:-0}" = 1 ] && echo 1 || echo 9)" | grep '^median'
 fi

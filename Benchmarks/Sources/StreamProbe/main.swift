@@ -12,7 +12,7 @@ import StrataTestServer
 // in this process, as the benchmark does:
 //
 //   StreamProbe raw|strata|delegate|handoff|batch|callbacks URL|in-process   # one side: perf record -g …
-//   StreamProbe both URL|in-process [ROUNDS]   # raw and strata in turn, medians
+//   StreamProbe both URL|in-process [ROUNDS]   # raw, strata and callbacks in turn, medians
 //   StreamProbe all URL|in-process [ROUNDS]    # the same, each round also the three below
 //
 // `raw` reads AsyncHTTPClient's `response.body`; `strata` reads
@@ -167,25 +167,28 @@ case "callbacks": _ = try await timed("callbacks", callbacks)
 case "handoff": _ = try await timed("handoff", handoff)
 case "batch": _ = try await timed("batch", batchHandoff)
 default:
-    var times: (raw: [Double], strata: [Double]) = ([], [])
+    // The three ways to read the body, in turn, the order turning each round.
+    let sides: [(name: String, read: () async throws -> (bytes: Int, parts: Int))] = [
+        ("raw", raw), ("strata", overStrata), ("callbacks", callbacks),
+    ]
+    var times: [String: [Double]] = [:]
     for round in 0..<rounds {
-        if round.isMultiple(of: 2) {
-            times.raw.append(try await timed("raw", raw))
-            times.strata.append(try await timed("strata", overStrata))
-            if arguments[1] == "all" {
-                _ = try await timed("delegate", delegate)
-                _ = try await timed("handoff", handoff)
-                _ = try await timed("batch", batchHandoff)
-                _ = try await timed("callbacks", callbacks)
-            }
-        } else {
-            times.strata.append(try await timed("strata", overStrata))
-            times.raw.append(try await timed("raw", raw))
+        for side in round.isMultiple(of: 2) ? sides : sides.reversed() {
+            times[side.name, default: []].append(try await timed(side.name, side.read))
+        }
+        if arguments[1] == "all" {
+            _ = try await timed("delegate", delegate)
+            _ = try await timed("handoff", handoff)
+            _ = try await timed("batch", batchHandoff)
         }
     }
-    let median = { (values: [Double]) in values.sorted()[values.count / 2] }
-    let (r, s) = (median(times.raw), median(times.strata))
-    print("median: raw \(r) s, Strata \(s) s, time ratio \(s / r), throughput ratio \(r / s)")
+    let median = { (name: String) in (times[name] ?? [0]).sorted()[(times[name] ?? [0]).count / 2] }
+    let r = median("raw")
+    print("median: raw \(r) s")
+    for (name, label) in [("strata", "Strata, for try await"), ("callbacks", "Strata, the callback API")] {
+        let s = median(name)
+        print("median: \(label) \(s) s, throughput \(String(format: "%.2f", r / s))x of raw")
+    }
 }
 try await client.shutdown().get()
 try await server?.shutdown()
