@@ -40,7 +40,8 @@ public struct RequestOptions: Sendable {
     /// on the way are created. The response then has an empty body and this `fileURL`.
     public var downloadDestination: URL?
     /// Called as the response body arrives — written to ``downloadDestination``, or held in memory
-    /// — with a `Progress` counting bytes against the announced length (a new one for each attempt;
+    /// — with a `Progress` counting bytes against the announced length (unknown, `-1`, for a
+    /// compressed body, whose `Content-Length` counts the compressed bytes; a new one for each attempt;
     /// the body of a redirect that is followed is not counted), in order on a serial queue of the
     /// request's own, all before the request's completion. A streamed body is not counted: its
     /// parts are the caller's as they come.

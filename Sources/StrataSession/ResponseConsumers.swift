@@ -105,7 +105,7 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
             do {
                 try file.write(contentsOf: part)
                 written += Int64(part.count)
-                progress?(written, head?.expectedContentLength ?? -1)
+                progress?(written, head?.progressTotal ?? -1)
                 exchange.demand()
             } catch {
                 fail(error)

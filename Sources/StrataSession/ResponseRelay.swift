@@ -419,7 +419,8 @@ package final class BodyCollector: ResponseReceiver, @unchecked Sendable {  // S
     /// outcome. A longer body fails the outcome with `URLError(.dataLengthExceedsMaximum)` and
     /// ends the exchange; when `truncates`, its first `limit` bytes are kept instead, and the rest
     /// is read and dropped. `progress` is told after each part how many bytes have come and how
-    /// many the response announced (`-1`: it did not).
+    /// many the response announced (`-1`: it did not, or its body is content-coded; see
+    /// ``ResponseHead/progressTotal``).
     package init(
         limit: Int = BodyCollector.maximumLength, truncates: Bool = false, from exchange: any ResponseExchange,
         progress: (@Sendable (Int64, Int64) -> Void)? = nil,
@@ -461,7 +462,7 @@ package final class BodyCollector: ResponseReceiver, @unchecked Sendable {  // S
             body.append(part.prefix(room))
         }
         received += Int64(part.count)
-        let counted = progress.map { ($0, received, head?.expectedContentLength ?? -1) }
+        let counted = progress.map { ($0, received, head?.progressTotal ?? -1) }
         lock.unlock()
         if let (progress, received, expected) = counted { progress(received, expected) }
         exchange.demand()

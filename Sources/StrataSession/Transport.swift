@@ -277,6 +277,13 @@ public final class ResponseHead: Sendable {
         made.withLock { $0 = .some(response) }
     }
 
+    /// What a body's progress is counted against: the `Content-Length` announced, or `-1` (unknown)
+    /// for a content-coded body, whose length is that of the coded bytes while the transport
+    /// delivers them decoded — counted against it, a compressed body would pass its total.
+    package var progressTotal: Int64 {
+        headers["Content-Encoding"] == nil ? expectedContentLength : -1
+    }
+
     /// Whether a body of `received` bytes is shorter than the `Content-Length` announced: the
     /// connection ended early. Not where the length is not the body's: a compressed body (the
     /// transport delivers it decoded), and responses that have no body whatever their headers

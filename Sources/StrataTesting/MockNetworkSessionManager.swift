@@ -20,7 +20,9 @@ import StrataSession
 /// `uploadProgress` once a stubbed answer comes, for a body of known length (in memory or a file);
 /// `downloadProgress` for each part of a body collected in memory or written to a file, counted
 /// against the `Content-Length` the stub names (a ``Response/success(statusCode:headers:body:)``
-/// stub that names none is counted against its body's length). A streamed response's parts are
+/// stub that names none is counted against its body's length; one with a `Content-Encoding`
+/// against an unknown length, `-1`, as a real manager counts a compressed body). A streamed
+/// response's parts are
 /// the caller's as they come, and are not counted.
 ///
 /// ```swift
@@ -133,8 +135,11 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
             deliver = {
                 if let uploaded { upload.count(uploaded, of: uploaded) }
                 if !body.isEmpty {
-                    let announced = httpResponse?.expectedContentLength ?? -1
-                    download.count(Int64(body.count), of: announced >= 0 ? announced : Int64(body.count))
+                    // As a real manager counts it; a stub that names no length stands for its body's.
+                    let head = ResponseHead(
+                        url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headers: HTTPHeaders(headers))
+                    let unnamed = head.headers["Content-Length"] == nil && head.headers["Content-Encoding"] == nil
+                    download.count(Int64(body.count), of: unnamed ? Int64(body.count) : head.progressTotal)
                 }
                 call.complete((body, httpResponse, error))
             }

@@ -19,6 +19,10 @@ import Testing
             switch request.url?.path {
             case "/moved":
                 .response(statusCode: 302, headers: ["Location": "/items"], body: Data(count: 10_000))
+            case "/compressed":
+                // As a decoding transport delivers it: more bytes than the coded length announced.
+                .response(
+                    headers: ["Content-Encoding": "gzip", "Content-Length": "1000"], body: body, chunks: 4)
             case "/missing":
                 .response(statusCode: 404, headers: ["Content-Length": "5000"], body: Data(count: 5_000), chunks: 2)
             default:
@@ -29,7 +33,7 @@ import Testing
 
     /// Sends `path` with a progress closure, and returns its outcome and what was reported.
     private func download(
-        _ path: String, from stub: URLProtocolStub
+        _ path: String, from stub: URLProtocolStub, to destination: URL? = nil
     ) async throws -> (
         Outcome, [(completed: Int64, total: Int64)]
     ) {
@@ -37,9 +41,11 @@ import Testing
         let manager = URLSessionManager(configuration: stub.makeSessionConfiguration())
         let (outcomes, _) = send(
             URLRequest(url: stub.baseURL.appendingPathComponent(path)), through: manager,
-            options: RequestOptions(downloadProgress: { progress in
-                reports.withLock { $0.append((progress.completedUnitCount, progress.totalUnitCount)) }
-            }))
+            options: RequestOptions(
+                downloadDestination: destination,
+                downloadProgress: { progress in
+                    reports.withLock { $0.append((progress.completedUnitCount, progress.totalUnitCount)) }
+                }))
         return (try #require(await outcomes.first(timeout: 5)), reports.value)
     }
 
@@ -59,5 +65,19 @@ import Testing
         #expect((outcome.response as? HTTPURLResponse)?.statusCode == 404)
         #expect(reports.last?.completed == 5_000)
         #expect(reports.last?.total == 5_000)
+    }
+
+    /// A compressed body's `Content-Length` counts the coded bytes, and the transport delivers them
+    /// decoded: its progress has no total, never one it passes; in memory or to a file.
+    @Test(arguments: [false, true])
+    func aCompressedBodyIsCountedAgainstNoTotal(toFile: Bool) async throws {
+        let destination =
+            toFile
+            ? FileManager.default.temporaryDirectory.appendingPathComponent("progress-\(UUID().uuidString)") : nil
+        defer { destination.map { try? FileManager.default.removeItem(at: $0) } }
+        let (outcome, reports) = try await download("compressed", from: stub(), to: destination)
+        #expect(outcome.error == nil)
+        #expect(reports.last?.completed == Int64(body.count))
+        #expect(reports.allSatisfy { $0.total == -1 }, "\(reports)")
     }
 }

@@ -108,6 +108,10 @@ struct Item: Codable, Equatable, Sendable {
                     steps: [.part(Data("abc".utf8)), .pause(0.01), .part(Data("defg".utf8))])),
             ["up 5/5", "down 3/7", "down 7/7", "done"]
         ),
+        (
+            .success(headers: ["Content-Encoding": "gzip", "Content-Length": "3"], body: Data("0123456789".utf8)),
+            ["up 5/5", "down 10/-1", "done"]
+        ),
         (.failure(URLError(.timedOut)), ["done"]),
     ])
     func progressIsToldInOrderBeforeTheCompletion(answer: MockNetworkSessionManager.Response, told: [String]) async {

@@ -39,6 +39,28 @@ import Testing
         #expect(reported.last == [Int64(size), Int64(size)])
     }
 
+    /// A compressed body's `Content-Length` counts the coded bytes, and both transports deliver it
+    /// decoded: its progress is counted against no total, in memory or to a file, and ends at the
+    /// decoded length.
+    @Test(arguments: [false, true])
+    func aCompressedBodyIsCountedAgainstNoTotal(toFile: Bool) async throws {
+        let target = destination()
+        defer { try? FileManager.default.removeItem(at: target.deletingLastPathComponent()) }
+        let progress = CompletionRecorder<[Int64]>()
+        try await Harness.with { (harness) async throws in
+            let response = try await harness.transfer.requestResponse(
+                Endpoint<Empty>(
+                    path: "deflate",
+                    options: RequestOptions(
+                        downloadDestination: toFile ? target : nil,
+                        downloadProgress: { progress.record([$0.completedUnitCount, $0.totalUnitCount]) })))
+            let body = toFile ? try Data(contentsOf: target) : response.response.body
+            #expect(body.starts(with: Data(#"{"deflated": true"#.utf8)))
+            #expect(progress.values.last == [Int64(body.count), -1], "\(progress.values)")
+            #expect(progress.values.allSatisfy { $0[1] == -1 })
+        }
+    }
+
     /// A progress closure may cancel its own request, through the callback API, mid-body: the
     /// completion comes once, cancelled, without waiting for the rest of the body; nothing is
     /// reported after it, and a download leaves no file.
