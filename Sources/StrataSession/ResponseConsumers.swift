@@ -103,6 +103,7 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         queue.async { [self] in
             guard failure == nil, let file else { return }
             do {
+                if let bomb = head?.decompressionBomb(written + Int64(part.count)) { throw bomb }
                 try file.write(contentsOf: part)
                 written += Int64(part.count)
                 progress?(written, head?.progressTotal ?? -1)
@@ -155,6 +156,7 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         var size: Int64 = 0
         do {
             size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
+            if let bomb = head.decompressionBomb(size) { throw bomb }
             if head.isShorterThanAnnounced(size, for: request) {
                 throw SessionError.incompleteBody(
                     expected: Int(clamping: head.expectedContentLength), received: Int(clamping: size))

@@ -444,17 +444,22 @@ package final class BodyCollector: ResponseReceiver, @unchecked Sendable {  // S
         lock.lock()
         guard !done else { return lock.unlock() }
         let room = limit - body.count
+        let failure: URLError?
         if part.count > room, !truncates {
-            let head = self.head
-            done = true
-            lock.unlock()
-            exchange.cancel()
             var userInfo: [String: Any] = [
                 NSLocalizedDescriptionKey: "the body is longer than the \(limit) bytes that may be held in memory"
             ]
             userInfo[NSURLErrorFailingURLErrorKey] = head?.url
-            return completion(
-                TransportOutcome(head: head, error: URLError(.dataLengthExceedsMaximum, userInfo: userInfo)))
+            failure = URLError(.dataLengthExceedsMaximum, userInfo: userInfo)
+        } else {
+            failure = head?.decompressionBomb(received + Int64(part.count))
+        }
+        if let failure {
+            let head = self.head
+            done = true
+            lock.unlock()
+            exchange.cancel()
+            return completion(TransportOutcome(head: head, error: failure))
         }
         if body.isEmpty, part.count <= room {
             body = part

@@ -284,6 +284,28 @@ public final class ResponseHead: Sendable {
         headers["Content-Encoding"] == nil ? expectedContentLength : -1
     }
 
+    /// How many times its size on the wire a content-coded body may decode to: a response that
+    /// decodes to more is a decompression bomb (AsyncHTTPClient's decompressor, configured by
+    /// `strataConfiguration()`, keeps the same ratio).
+    package static let decodedRatioLimit: Int64 = 500
+
+    /// The error for a body of `received` bytes that decodes to more than ``decodedRatioLimit``
+    /// times the `Content-Length` announced for its coded bytes, or `nil`. A body sent without a
+    /// length is bounded by the request's `maximumBodyLength` alone.
+    package func decompressionBomb(_ received: Int64) -> URLError? {
+        guard expectedContentLength > 0, received > expectedContentLength,
+            (received - 1) / Self.decodedRatioLimit >= expectedContentLength, headers["Content-Encoding"] != nil
+        else { return nil }
+        return URLError(
+            .cannotDecodeContentData,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "the body decodes to more than \(Self.decodedRatioLimit) times the \(expectedContentLength) bytes "
+                    + "of its content coding",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+    }
+
     /// Whether a body of `received` bytes is shorter than the `Content-Length` announced: the
     /// connection ended early. Not where the length is not the body's: a compressed body (the
     /// transport delivers it decoded), and responses that have no body whatever their headers

@@ -23,6 +23,7 @@ import NIOCore
 /// | `* /retry-after/{status}?key=&failures=&seconds=&date=1&header=0` | `failures` times that status (with `Retry-After` unless `header=0`), then `200` |
 /// | `* /flaky-close?key=&failures=` | `failures` times a closed connection, then `200` |
 /// | `GET /gzip` | a gzip-encoded JSON body |
+/// | `GET /gzip-bomb` | 1,051 bytes of gzip that decode to 1 MiB of zeros |
 /// | `GET /deflate` | a JSON body of 96 KiB in the `deflate` content coding (a zlib stream) |
 /// | `POST /count` | the size and CRC-32 of the body, read as it arrives (``BodyCount``) |
 /// | `POST /multipart` | the parts of a `multipart/form-data` body, parsed by MultipartKit, as JSON |
@@ -118,6 +119,11 @@ public enum StandardRoutes {
                 headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
                 body: Gzip.stored(body)
             )
+        }
+        router.add("GET", "/gzip-bomb") { _ in
+            .response(
+                status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")],
+                body: Gzip.bomb)
         }
         router.add("GET", "/deflate") { _ in
             // Larger than one stored block, so that the stream spans several.

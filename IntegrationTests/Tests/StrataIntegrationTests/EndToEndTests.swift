@@ -196,6 +196,27 @@ struct Note: Codable, Equatable, Sendable {
         }
     }
 
+    /// 1,051 bytes of gzip that decode to 1 MiB: a decompression bomb fails the request, in memory
+    /// and to a file, over both transports alike (libcurl decodes without a limit of its own), and
+    /// leaves no file.
+    @Test(arguments: [false, true])
+    func aDecompressionBombFails(toFile: Bool) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bomb-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("body.bin")
+        try await Harness.with { (harness) async throws in
+            _ = await #expect {
+                _ = try await harness.transfer.request(
+                    Endpoint<Data>(
+                        path: "gzip-bomb", options: RequestOptions(downloadDestination: toFile ? destination : nil)))
+            } throws: { error in
+                guard case .networkFailure(.transport(let error)) = error as? DataTransferError else { return false }
+                return error.code == .cannotDecodeContentData
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
     /// HTTP's `deflate` (a zlib stream), which AsyncHTTPClient's decompressor and libcurl both decode.
     @Test func deflateBodiesAreDecoded() async throws {
         struct Deflated: Decodable {
