@@ -61,6 +61,8 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
     private var deadlineTimer: (any DispatchSourceTimer)?
     /// Advances with every part; the idle timer fires only if none came since it was armed.
     private var parts = 0
+    /// The body's bytes received so far: a content-coded body is checked against its coded length.
+    private var received: Int64 = 0
     private var partsWhenArmed = 0
     private var execution: RequestExecution?
     private let start = DispatchTime.now()
@@ -125,8 +127,11 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
     func receive(_ part: Data) {
         lock.lock()
         parts += 1
-        let receiver = ended ? nil : self.receiver
+        received += Int64(part.count)
+        let bomb = ended ? nil : head?.decompressionBomb(received)
+        let receiver = ended || bomb != nil ? nil : self.receiver
         lock.unlock()
+        if let bomb { return end(with: bomb) }
         receiver?.receive(part)
     }
 
@@ -198,9 +203,17 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
         lock.lock()
         let stale: Bool
         if case .idleTimeout = error { stale = ended || parts != partsWhenArmed } else { stale = ended }
-        let (exchange, head, execution) = (self.exchange, self.head, self.execution)
         lock.unlock()
         guard !stale else { return }
+        end(with: error)
+    }
+
+    /// Ends the request with `error`, and the transport's exchange with it.
+    private func end(with error: any Error) {
+        lock.lock()
+        let (exchange, head, execution, ended) = (self.exchange, self.head, self.execution, self.ended)
+        lock.unlock()
+        guard !ended else { return }
         execution?.finishStream(TransportOutcome(head: head, error: error))
         exchange?.cancel()
     }

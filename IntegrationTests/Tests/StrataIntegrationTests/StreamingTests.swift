@@ -81,6 +81,18 @@ import Testing
         }
     }
 
+    /// A decompression bomb ends a stream as it ends a request, over both transports alike.
+    @Test func aDecompressionBombEndsTheStream() async throws {
+        try await Harness.with { (harness) async throws in
+            let result = await collect(
+                harness.network.stream(endpoint: Endpoint<Void>(path: "gzip-bomb"), decoding: .bytes))
+            guard case .failure(.transport(let error)) = result, error.code == .cannotDecodeContentData else {
+                Issue.record("expected cannotDecodeContentData, got \(result)")
+                return
+            }
+        }
+    }
+
     @Test func anEndlessStreamEndsAtItsDeadline() async throws {
         try await Harness.with { (harness) async throws in
             let started = ContinuousClock.now
