@@ -22,8 +22,7 @@ import StrataSession
 /// against the `Content-Length` the stub names (a ``Response/success(statusCode:headers:body:)``
 /// stub that names none is counted against its body's length; one with a `Content-Encoding`
 /// against an unknown length, `-1`, as a real manager counts a compressed body). A streamed
-/// response's parts are
-/// the caller's as they come, and are not counted.
+/// response's parts are the caller's as they come, and are not counted.
 ///
 /// ```swift
 /// let manager = MockNetworkSessionManager()
