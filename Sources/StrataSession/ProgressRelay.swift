@@ -31,10 +31,7 @@ final class ProgressRelay: Sendable {
                 guard open.value else { return }
                 queue.async {
                     guard !finished.value else { return }
-                    if expected > 0, progress.totalUnitCount != expected {
-                        progress.totalUnitCount = expected
-                    }
-                    progress.completedUnitCount = done
+                    progress.count(done, of: expected)
                     report(progress)
                 }
             }
@@ -60,5 +57,16 @@ final class ProgressRelay: Sendable {
             finished.withLock { $0 = true }
             completion()
         }
+    }
+}
+
+extension Progress {
+    /// Counts `done` bytes of `expected` (`-1`, unknown, leaves the total as it is: on Linux,
+    /// setting a total back to zero traps).
+    package func count(_ done: Int64, of expected: Int64) {
+        if expected > 0, totalUnitCount != expected {
+            totalUnitCount = expected
+        }
+        completedUnitCount = done
     }
 }

@@ -240,10 +240,7 @@ private final class ProgressCount: Sendable {
     func count(_ done: Int64, of expected: Int64) {
         guard let report, !isOver() else { return }
         let progress = self.progress.withLock { progress in
-            if expected > 0, progress.totalUnitCount != expected {
-                progress.totalUnitCount = expected
-            }
-            progress.completedUnitCount = done
+            progress.count(done, of: expected)
             return progress
         }
         report(progress)

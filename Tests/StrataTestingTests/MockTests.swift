@@ -137,6 +137,24 @@ struct Item: Codable, Equatable, Sendable {
         #expect(events.value == told)
     }
 
+    /// A progress closure that starts another request on the same mock, answered in place, holds
+    /// nothing up: both complete, each once.
+    @Test func aProgressClosureThatStartsAnotherRequestHoldsNothingUp() {
+        let manager = MockNetworkSessionManager(
+            responses: [.success(body: Data("first".utf8)), .success(body: Data("second".utf8))],
+            completionQueue: nil)
+        let completed = Locked<[String]>([])
+        let options = RequestOptions(downloadProgress: { _ in
+            manager.request(URLRequest(url: MockDefaults.baseURL)) { data, _, _ in
+                completed.withLock { $0.append(String(decoding: data ?? Data(), as: UTF8.self)) }
+            }
+        })
+        manager.request(URLRequest(url: MockDefaults.baseURL), options: options) { data, _, _ in
+            completed.withLock { $0.append(String(decoding: data ?? Data(), as: UTF8.self)) }
+        }
+        #expect(completed.value == ["second", "first"])
+    }
+
     /// A request cancelled before its answer comes is told nothing; one without a body of known
     /// length is told no upload.
     @Test func aCancelledRequestIsToldNoProgressAndAStreamedBodyNoUpload() async throws {

@@ -14,26 +14,31 @@ import Testing
         FileManager.default.temporaryDirectory.appendingPathComponent("strata-download-\(UUID().uuidString)/file.bin")
     }
 
+    /// Gets `path` through every layer, to `destination` or into memory, with a progress closure;
+    /// the response, and each report as `[completed, total]`.
+    private func download(
+        _ path: String, to destination: URL?
+    ) async throws -> (response: NetworkResponse, reported: [[Int64]]) {
+        let progress = CompletionRecorder<[Int64]>()
+        let response = try await Harness.with { (harness) async throws in
+            try await harness.transfer.requestResponse(
+                Endpoint<Empty>(
+                    path: path,
+                    options: RequestOptions(
+                        downloadDestination: destination,
+                        downloadProgress: { progress.record([$0.completedUnitCount, $0.totalUnitCount]) })))
+        }
+        return (response.response, progress.values)
+    }
+
     @Test func aBodyIsSavedToTheDestinationWithMonotonicProgress() async throws {
         let size = 8 * 1_048_576
         let target = destination()
         defer { try? FileManager.default.removeItem(at: target.deletingLastPathComponent()) }
-        let progress = CompletionRecorder<[Int64]>()
-        try await Harness.with { (harness) async throws in
-            let response = try await harness.transfer.requestResponse(
-                Endpoint<Empty>(
-                    path: "stream-bytes/\(size)",
-                    options: RequestOptions(
-                        downloadDestination: target,
-                        downloadProgress: { progress.record([$0.completedUnitCount, $0.totalUnitCount]) }
-                    )
-                )
-            )
-            #expect(response.response.fileURL == target)
-            #expect(response.response.body.isEmpty)
-        }
+        let (response, reported) = try await download("stream-bytes/\(size)", to: target)
+        #expect(response.fileURL == target)
+        #expect(response.body.isEmpty)
         #expect(try Data(contentsOf: target) == Data(TestReply.generatedBody(size: size)))
-        let reported = progress.values
         #expect(reported.count >= 2)
         #expect(zip(reported, reported.dropFirst()).allSatisfy { $0[0] <= $1[0] })
         #expect(reported.last == [Int64(size), Int64(size)])
@@ -46,19 +51,11 @@ import Testing
     func aCompressedBodyIsCountedAgainstNoTotal(toFile: Bool) async throws {
         let target = destination()
         defer { try? FileManager.default.removeItem(at: target.deletingLastPathComponent()) }
-        let progress = CompletionRecorder<[Int64]>()
-        try await Harness.with { (harness) async throws in
-            let response = try await harness.transfer.requestResponse(
-                Endpoint<Empty>(
-                    path: "deflate",
-                    options: RequestOptions(
-                        downloadDestination: toFile ? target : nil,
-                        downloadProgress: { progress.record([$0.completedUnitCount, $0.totalUnitCount]) })))
-            let body = toFile ? try Data(contentsOf: target) : response.response.body
-            #expect(body.starts(with: Data(#"{"deflated": true"#.utf8)))
-            #expect(progress.values.last == [Int64(body.count), -1], "\(progress.values)")
-            #expect(progress.values.allSatisfy { $0[1] == -1 })
-        }
+        let (response, reported) = try await download("deflate", to: toFile ? target : nil)
+        let body = toFile ? try Data(contentsOf: target) : response.body
+        #expect(body.starts(with: Data(#"{"deflated": true"#.utf8)))
+        #expect(reported.last == [Int64(body.count), -1], "\(reported)")
+        #expect(reported.allSatisfy { $0[1] == -1 })
     }
 
     /// A progress closure may cancel its own request, through the callback API, mid-body: the
