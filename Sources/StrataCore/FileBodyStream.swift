@@ -18,7 +18,7 @@ public final class FileBodyStream: InputStream {
     /// Whether the file is deleted when this stream is released.
     public let removesFileOnRelease: Bool
 
-    private let lock = NSLock()
+    private let lock = PlainLock.make()
     private var handle: FileHandle?
     private var status: Stream.Status = .notOpen
 

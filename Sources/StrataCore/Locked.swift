@@ -60,18 +60,54 @@ final class LockedStorage<State>: ManagedBuffer<State, LockPrimitive.Lock> {
     }
 }
 
+/// A plain mutex for a class that guards several fields with it, taken and released by hand
+/// (``Locked`` keeps its state in a struct): one allocation, where `NSLock` makes four on Linux and
+/// goes through `NSCondition` to lock. Per-request objects (a response's relay, its collector) use it.
+@usableFromInline
+package final class PlainLock: ManagedBuffer<Void, LockPrimitive.Lock> {
+    /// A new, unlocked mutex.
+    package static func make() -> PlainLock {
+        let buffer = create(minimumCapacity: 1) { _ in }
+        buffer.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
+        // `create` is declared to return the base class; the object is of this class.
+        return unsafeDowncast(buffer, to: PlainLock.self)
+    }
+
+    deinit {
+        withUnsafeMutablePointerToElements { LockPrimitive.destroy($0) }
+    }
+
+    @inlinable
+    package func lock() {
+        withUnsafeMutablePointerToElements { LockPrimitive.lock($0) }
+    }
+
+    @inlinable
+    package func unlock() {
+        withUnsafeMutablePointerToElements { LockPrimitive.unlock($0) }
+    }
+
+    /// Runs `body` holding the mutex.
+    @inlinable
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
 /// The platform's plain mutex.
 @usableFromInline
-enum LockPrimitive {
+package enum LockPrimitive {
     #if canImport(Darwin)
-        @usableFromInline typealias Lock = os_unfair_lock
+        @usableFromInline package typealias Lock = os_unfair_lock
 
         @inlinable static func initialize(_ lock: UnsafeMutablePointer<Lock>) { lock.initialize(to: os_unfair_lock()) }
         @inlinable static func destroy(_ lock: UnsafeMutablePointer<Lock>) { lock.deinitialize(count: 1) }
         @inlinable static func lock(_ lock: UnsafeMutablePointer<Lock>) { os_unfair_lock_lock(lock) }
         @inlinable static func unlock(_ lock: UnsafeMutablePointer<Lock>) { os_unfair_lock_unlock(lock) }
     #else
-        @usableFromInline typealias Lock = pthread_mutex_t
+        @usableFromInline package typealias Lock = pthread_mutex_t
 
         @inlinable static func initialize(_ lock: UnsafeMutablePointer<Lock>) {
             lock.initialize(to: pthread_mutex_t())

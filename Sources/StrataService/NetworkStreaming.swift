@@ -363,7 +363,7 @@ public struct ResponseStream<Element: Sendable, Failure: Error>: AsyncSequence, 
 // Sendable: `lock` guards the `var`s.
 @usableFromInline
 package final class ResponseStreamBuffer<Element: Sendable, Failure: Error>: @unchecked Sendable {  // `lock`
-    @usableFromInline let lock = NSLock()
+    @usableFromInline let lock = PlainLock.make()
     @usableFromInline var elements: [Element] = []
     @usableFromInline var first = 0
     @usableFromInline var end: Result<Void, Failure>?

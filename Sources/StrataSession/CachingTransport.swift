@@ -58,7 +58,7 @@ extension CachedExchange {
         /// Dropped once told the end: it holds this exchange.
         private var receiver: (any ResponseReceiver)?
         private let stores: Bool
-        private let lock = NSLock()
+        private let lock = PlainLock.make()
         /// What the pipeline's demands and cancellation go to: the exchange with the transport, or a
         /// playback of the stored response.
         private var current: (any ResponseExchange)?

@@ -34,7 +34,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         case end((any Error)?)
     }
 
-    private let lock = NSLock()
+    private let lock = PlainLock.make()
     /// What is queued, from `first` on; a slot is emptied as its item is taken, so that a part the
     /// receiver is done with is not kept alive by the parts queued behind it (over AsyncHTTPClient,
     /// a part holds the buffer it was read into).
@@ -349,7 +349,7 @@ public final class ResponsePlayback: ResponseExchange {
 /// An exchange that is known only once the transport's `send` returns, while its receiver may be
 /// called before: a demand or a cancellation that comes first is passed on when it is set.
 package final class ExchangeSlot: ResponseExchange, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
-    private let lock = NSLock()
+    private let lock = PlainLock.make()
     private var exchange: (any ResponseExchange)?
     private var pendingDemand = false
     private var cancelled = false
@@ -403,7 +403,7 @@ package final class BodyCollector: ResponseReceiver, @unchecked Sendable {  // S
     /// ``/StrataCore/RequestOptions/defaultMaximumBodyLength``).
     package static let maximumLength = RequestOptions.defaultMaximumBodyLength
 
-    private let lock = NSLock()
+    private let lock = PlainLock.make()
     private var head: ResponseHead?
     private var body = Data()
     private var done = false

@@ -52,7 +52,7 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
     private let deadline: TimeInterval?
     /// How far the receiver may fall behind a transport that cannot hold the server back.
     let bufferLimit: Int
-    private let lock = NSLock()
+    private let lock = PlainLock.make()
     private var exchange: (any ResponseExchange)?
     private var pendingDemand = false
     private var ended = false
@@ -253,7 +253,7 @@ package final class BufferedStream: ResponseExchange, @unchecked Sendable {  // 
 
     /// The caller's receiver, which holds this stream: dropped once handed on or told the end.
     private var receiver: (any ResponseReceiver)?
-    private let lock = NSLock()
+    private let lock = PlainLock.make()
     private var phase = Phase.requesting(nil)
     private var pendingDemand = false
 

@@ -374,7 +374,7 @@ final class FileParts: @unchecked Sendable {  // Sendable: `lock` guards `handle
     let url: URL
     private let relay: ResponseRelay
     private let done: @Sendable () -> Void
-    private let lock = NSLock()
+    private let lock = PlainLock.make()
     private var handle: FileHandle?
     private var started = false
 
