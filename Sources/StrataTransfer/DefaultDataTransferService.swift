@@ -97,10 +97,12 @@ public struct DefaultDataTransferService: DataTransferService {
         failing completion: @escaping CompletionHandler<Delivered>,
         deliver: @escaping @Sendable (E.Response, NetworkResponse) -> Void
     ) -> any NetworkCancellable where E.Response: Decodable & Sendable {
-        run(
+        // The closure keeps the endpoint's decoder, not the endpoint (a few hundred bytes, copied).
+        let decoder = endpoint.responseDecoder
+        return run(
             endpoint,
             decode: { response throws(DataTransferError) in
-                let value = try Self.decode(response, for: endpoint)
+                let value = try Self.decode(response, with: decoder, as: E.Response.self)
                 return { deliver(value, response) }
             },
             fail: { completion(.failure($0)) })
@@ -305,20 +307,28 @@ public struct DefaultDataTransferService: DataTransferService {
     )
         -> @Sendable (NetworkResponse) throws(DataTransferError) -> E.Response
     where E.Response: Decodable & Sendable {
-        { response throws(DataTransferError) in try decode(response, for: endpoint) }
+        let decoder = endpoint.responseDecoder
+        return { response throws(DataTransferError) in try decode(response, with: decoder, as: E.Response.self) }
     }
 
     /// ``decoder(for:)``, applied at once.
     private static func decode<E: ResponseRequestable>(
         _ response: NetworkResponse, for endpoint: E
     ) throws(DataTransferError) -> E.Response where E.Response: Decodable & Sendable {
-        if response.body.isEmpty, let empty = E.Response.self as? any EmptyResponse.Type,
-            let value = empty.emptyValue() as? E.Response
+        try decode(response, with: endpoint.responseDecoder, as: E.Response.self)
+    }
+
+    /// ``decode(_:for:)`` with the endpoint's decoder and response type.
+    private static func decode<Value: Decodable>(
+        _ response: NetworkResponse, with decoder: any ResponseDecoder, as type: Value.Type
+    ) throws(DataTransferError) -> Value {
+        if response.body.isEmpty, let empty = Value.self as? any EmptyResponse.Type,
+            let value = empty.emptyValue() as? Value
         {
             return value
         }
         do {
-            return try endpoint.responseDecoder.decode(response.body, as: E.Response.self)
+            return try decoder.decode(response.body, as: Value.self)
         } catch {
             throw response.body.isEmpty ? .noResponse : .parsing(error, body: response.body)
         }
