@@ -10,10 +10,11 @@
 ///
 /// The state and the lock live in one heap allocation, and copies of a `Locked` share them. Every
 /// request creates several of these (completions, cancellation tokens), so the lock is a plain
-/// `os_unfair_lock` or `pthread_mutex_t` rather than `NSLock`, which allocates four times on Linux.
-/// It is inlinable, so a module that makes one for its own state type builds it without looking up
-/// `LockedStorage<State>` at run time. Give it a state that means something: with an empty one
-/// (`Locked(())`) ThreadSanitizer reports the state's access racing the buffer's header.
+/// `os_unfair_lock` or `pthread_mutex_t` rather than `NSLock`, which allocates twice on Linux (the
+/// object and its mutex). It is inlinable, so a module that makes one for its own state type
+/// builds it without looking up `LockedStorage<State>` at run time. Give it a state that means
+/// something: with an empty one (`Locked(())`) ThreadSanitizer reports the state's access racing
+/// the buffer's header.
 @usableFromInline
 package struct Locked<State: Sendable>: @unchecked Sendable {  // Sendable: the lock guards every access to the state.
     @usableFromInline let storage: LockedStorage<State>
@@ -61,8 +62,9 @@ final class LockedStorage<State>: ManagedBuffer<State, LockPrimitive.Lock> {
 }
 
 /// A plain mutex for a class that guards several fields with it, taken and released by hand
-/// (``Locked`` keeps its state in a struct): one allocation, where `NSLock` makes four on Linux and
-/// goes through `NSCondition` to lock. Per-request objects (a response's relay, its collector) use it.
+/// (``Locked`` keeps its state in a struct): one allocation, where `NSLock` makes two on Linux, and
+/// a lock taken without a call through Foundation. Per-request objects (a response's relay, its
+/// collector) use it.
 @usableFromInline
 package final class PlainLock: ManagedBuffer<Void, LockPrimitive.Lock> {
     /// A new, unlocked mutex.

@@ -46,7 +46,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         var isCancelled = false
         /// Taken to answer a redirect or a challenge, and to cancel, so that they never overlap;
         /// it holds whether the loading system has been told to cancel. (A `Locked`, not an
-        /// `NSLock`, which allocates four times on Linux, for every task.)
+        /// `NSLock`, which allocates twice on Linux, for every task.)
         let answering = Locked(false)
         /// The cancellation under way, which the task's completion waits for.
         var cancelling: DispatchGroup?
