@@ -38,8 +38,6 @@ final class RequestExecution: Sendable {
         var sent: (any NetworkCancellable)?
         /// The attempt's entry in the session's ``Deadlines``.
         var deadline: Int?
-        /// When the attempt's deadline falls (`DispatchTime` uptime), while it applies.
-        var deadlineDue: UInt64?
         /// The last request sent, for a failure that ends an attempt before an answer.
         var lastSent: URLRequest?
         /// Whether the accepted response has been handed on as a stream: nothing is retried, and
@@ -187,7 +185,7 @@ final class RequestExecution: Sendable {
             guard !state.attemptEnded, attempt.map({ $0 == state.attempt }) ?? true else { return nil }
             state.attemptEnded = true
             state.step += 1
-            defer { (state.sent, state.deadline, state.deadlineDue) = (nil, nil, nil) }
+            defer { (state.sent, state.deadline) = (nil, nil) }
             return (state.sent, state.deadline, state.lastSent ?? original)
         }
         guard let (sent, deadline, request) = ended else { return nil }
@@ -261,10 +259,9 @@ final class RequestExecution: Sendable {
         // One count for the attempt's body, whoever takes it: the transport writing the file, or the
         // pipeline writing it or collecting it in memory.
         let downloadProgress = self.downloadProgress.flatMap { progress?.exchange(reportingTo: $0) }
-        let arrived: @Sendable (TransportOutcome) -> Void = { [self] received in
+        let arrived: @Sendable (TransportOutcome) -> Void = { [self] outcome in
             uploadProgress?.end()
             downloadProgress?.end()
-            let outcome = sayingWhichDeadline(received, for: adapted)
             // Judged once, here: whether it failed decides both the queue and, later, the retriers.
             let failure = self.failure(of: adapted, outcome)
             let handle: @Sendable () -> Void = { [self] in
@@ -342,7 +339,7 @@ final class RequestExecution: Sendable {
         let deadline = state.withLock { state -> Int?? in
             guard state.step == step, !state.attemptEnded, !call.isCancelled else { return .none }
             state.streaming = true
-            defer { (state.deadline, state.deadlineDue) = (nil, nil) }
+            defer { state.deadline = nil }
             return .some(state.deadline)
         }
         guard let deadline else { return false }
@@ -382,27 +379,14 @@ final class RequestExecution: Sendable {
     /// Starts the deadline of attempt `attempt`, unless the attempt has ended meanwhile.
     private func startDeadline(after timeout: TimeInterval, attempt: Int) {
         guard let deadline = core.deadlines.start(after: timeout, execution: self, attempt: attempt) else { return }
-        // A finite timeout under ``Deadlines/longest``, or there would be no entry.
-        let due = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeout) * 1e9)
         let late = state.withLock { state -> Bool in
             guard state.attempt == attempt, !state.attemptEnded else { return true }
             state.deadline = deadline
-            state.deadlineDue = due
             return false
         }
         if late {
             core.deadlines.cancel(deadline)
         }
-    }
-
-    /// `outcome` with the pipeline's deadline error if it is a transport's timeout that came as the
-    /// attempt's deadline passed: AsyncHTTPClient's own deadline is the same one, on a timer of its
-    /// own, and either may fire first; one deadline then reads one way, whichever it was.
-    private func sayingWhichDeadline(_ outcome: TransportOutcome, for request: URLRequest) -> TransportOutcome {
-        guard (outcome.error as? URLError)?.code == .timedOut,
-            let due = state.withLock({ $0.deadlineDue }), DispatchTime.now().uptimeNanoseconds >= due
-        else { return outcome }
-        return outcome.failing(with: Self.deadlineError(request))
     }
 
     /// Throws unless the request can go on the wire as it is: its options in range, a URL the

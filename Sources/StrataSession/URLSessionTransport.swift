@@ -81,13 +81,13 @@ public final class URLSessionTransport: Transport {
                 return ResponsePlayback.start(
                     head: nil, steps: [.fail(ServerTrustError.evaluationUnavailable)], to: receiver)
             }
-            // FoundationNetworking truncates a timeout to whole seconds (so one under a second would
-            // be none), takes one given at creation for unset, and traps on one too large for its
-            // integer milliseconds: it gets whole seconds from one to a year, always assigned.
-            request.timeoutInterval = min(max(1, request.timeoutInterval.rounded(.up)), Self.longestTimeout)
-        #else
-            request.timeoutInterval = min(request.timeoutInterval, Self.longestTimeout)
         #endif
+        // Deadlines are the pipeline's (an attempt's `timeoutInterval` on its own timer, then a
+        // stream's deadlines). `URLSession`'s timeout is one between packets, which would end a
+        // stream whose events come further apart than its request's timeout: it gets the longest
+        // the loading system takes, always assigned (FoundationNetworking takes one given at
+        // creation for unset, and traps on one too large for its integer milliseconds).
+        request.timeoutInterval = Self.longestTimeout
         let task: URLSessionTask
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.

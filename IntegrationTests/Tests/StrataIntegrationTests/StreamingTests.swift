@@ -93,6 +93,25 @@ import Testing
         }
     }
 
+    /// Once its head is accepted, a stream is bounded by its own deadlines, not by the request's
+    /// `timeoutInterval`, which bounds the wait for the head — neither as a whole (AsyncHTTPClient's
+    /// deadline) nor between parts (`URLSession`'s idle timeout): over every transport.
+    @Test func aStreamOutlivesItsRequestTimeout() async throws {
+        try await Harness.with { (harness) async throws in
+            let started = ContinuousClock.now
+            var events: [String] = []
+            for try await event in harness.network.stream(
+                endpoint: Endpoint<Void>(
+                    path: "sse", queryParameters: ["count": "3", "interval": "1300"], timeoutInterval: 1),
+                decoding: .serverSentEvents())
+            {
+                events.append(event.data)
+            }
+            #expect(events == ["event 1", "event 2", "event 3"])
+            #expect(ContinuousClock.now - started >= .milliseconds(2_600))
+        }
+    }
+
     @Test func anEndlessStreamEndsAtItsDeadline() async throws {
         try await Harness.with { (harness) async throws in
             let started = ContinuousClock.now

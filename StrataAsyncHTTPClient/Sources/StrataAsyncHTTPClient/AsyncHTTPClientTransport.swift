@@ -36,9 +36,11 @@ import StrataSession
 /// ``/StrataCore/RedirectPolicy`` decides, and strips credentials on the way): an attempt whose
 /// client followed one fails with ``AsyncHTTPClientTransportError/clientFollowedRedirect``.
 ///
-/// **Deadlines.** Each attempt is sent with an AsyncHTTPClient deadline of its request's
-/// `timeoutInterval`, and the ``/StrataSession/SessionManager`` enforces the same deadline on its
-/// own timer; either way the attempt fails with `URLError(.timedOut)`.
+/// **Deadlines** are the pipeline's, as for every transport: the ``/StrataSession/SessionManager``
+/// ends an attempt at its request's `timeoutInterval` (`URLError(.timedOut)`), and a streamed
+/// response, once accepted, at its stream deadlines. No AsyncHTTPClient deadline is set, which
+/// would end a stream that outlives its request's timeout, and cost each request a timer on the
+/// event loop, scheduled and cancelled from another thread.
 ///
 /// **Errors** come as `URLError`s with the codes `URLSession` would give (`.timedOut`,
 /// `.cannotConnectToHost`, `.networkConnectionLost`, `.badServerResponse`, …) and the failing URL,
@@ -193,8 +195,7 @@ public final class AsyncHTTPClientTransport: Transport {
             receiver: receiver,
             transport: self
         )
-        let task = client.execute(
-            request: request, delegate: delegate, deadline: Self.deadline(for: attempt.request.timeoutInterval))
+        let task = client.execute(request: request, delegate: delegate)
         delegate.started(task)
         return delegate.relay
     }
@@ -248,12 +249,6 @@ public final class AsyncHTTPClientTransport: Transport {
             kept[key] = request
         }
         return request
-    }
-
-    /// AsyncHTTPClient's deadline for a timeout: none for one too long to be one (as the pipeline's).
-    static func deadline(for timeout: TimeInterval) -> NIODeadline? {
-        guard timeout.isFinite, timeout < 315_360_000 else { return nil }
-        return .now() + .nanoseconds(Int64(max(0, timeout) * 1e9))
     }
 }
 

@@ -79,20 +79,6 @@ import Testing
         #expect(passed?.failingURL == URL(fileURLWithPath: "/body"))
     }
 
-    @Test(arguments: [-1, 0, 0.25, 30, 315_359_999])
-    func aTimeoutIsTheAttemptsDeadline(seconds: TimeInterval) throws {
-        let before = NIODeadline.now()
-        let deadline = try #require(AsyncHTTPClientTransport.deadline(for: seconds))
-        let expected = before + .nanoseconds(Int64(max(0, seconds) * 1e9))
-        #expect(deadline >= expected)
-        #expect(deadline < expected + .seconds(1))
-    }
-
-    @Test(arguments: [315_360_000, .infinity, .nan, .greatestFiniteMagnitude])
-    func aTimeoutTooLongToBeOneSetsNoDeadline(seconds: TimeInterval) {
-        #expect(AsyncHTTPClientTransport.deadline(for: seconds) == nil)
-    }
-
     /// A large part that fills most of its buffer is handed on without a copy; a small part, or
     /// one that would keep a much larger buffer alive while it waits, is copied.
     @Test func aBodyPartSharesItsBufferOnlyWhenItFillsMostOfIt() {
