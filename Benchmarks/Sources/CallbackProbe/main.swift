@@ -8,15 +8,27 @@ import StackFixture
 import Strata
 import StrataAsyncHTTPClient
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 // Runs GETs of `/items` one at a time through a callback API, for a profiler to watch (the figures
 // are the side-by-side benchmarks' "Loopback GET, callback API …"):
 //
 //   CallbackProbe raw|strata BASE-URL COUNT      # one side: perf record -g CallbackProbe strata …
 //   CallbackProbe both BASE-URL COUNT ROUNDS     # both in turn, blocks of COUNT, medians per GET
 //   CallbackProbe both BASE-URL COUNT ROUNDS 64  # the same with 64 GETs in flight
+//   CallbackProbe LAYER BASE-URL COUNT ROUNDS    # one layer against `raw`, the median of the rounds' ratios
+//   CallbackProbe LAYER BASE-URL COUNT 0         # the layer alone
 //
 // `raw` is AsyncHTTPClient's future API, the body decoded on a serial queue of the caller's;
 // `strata` is Strata's callback API over AsyncHTTPClientTransport, completing on a serial queue.
+// The layers stop lower down, each decoding where its completion runs: `transport` is
+// AsyncHTTPClientTransport alone (the body handed to the caller's queue, as `raw` does), `manager`
+// a SessionManager over it, `service` a DefaultNetworkService over that; `raw-no-deadline` is
+// `raw` without the deadline it gives AsyncHTTPClient; `raw-objects` is `raw` with 40 objects of
+// its own a GET, made on the caller's thread and each touched on the event loop and on the
+// caller's queue, as a request's objects are.
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let base = URL(string: arguments[2]), let count = Int(arguments[3]), count > 0 else {
     print("usage: CallbackProbe raw|strata|both BASE-URL COUNT [ROUNDS [WIDTH]]")
@@ -36,6 +48,74 @@ let strata = DefaultDataTransferService(
 let callerQueue = DispatchQueue(label: "Probe.caller")
 
 typealias Side = @Sendable (@escaping @Sendable (StackOverhead.Page?) -> Void) -> Void
+
+@Sendable func decodePage(_ body: Data?) -> StackOverhead.Page? {
+    body.flatMap { try? JSONDecoder().decode(StackOverhead.Page.self, from: $0) }
+}
+
+/// Collects a body from the transport, then hands it on.
+final class Collector: ResponseReceiver, @unchecked Sendable {  // Sendable: the transport's calls never overlap.
+    private var body = Data()
+    var exchange: (any ResponseExchange)?
+    private let done: @Sendable (Data?) -> Void
+    init(_ done: @escaping @Sendable (Data?) -> Void) { self.done = done }
+    func receive(_ head: ResponseHead) { exchange?.demand() }
+    func receive(_ part: Data) {
+        body.append(part)
+        exchange?.demand()
+    }
+    func finish(_ error: (any Error)?) {
+        exchange = nil
+        done(error == nil ? body : nil)
+    }
+}
+
+let manager = SessionManager(transport: transport)
+let service = DefaultNetworkService(configuration: NetworkConfiguration(baseURL: base), sessionManager: manager)
+let urlRequest = URLRequest(url: base.appendingPathComponent("items"))
+/// One of `raw-objects`' objects: a link of a chain, with a count to touch.
+final class Link: @unchecked Sendable {  // Sendable: touched by one thread at a time, in turn.
+    var touches = 0
+    let next: Link?
+    init(_ next: Link?) { self.next = next }
+    static func chain(_ count: Int) -> Link? { (0..<count).reduce(nil) { chain, _ in Link(chain) } }
+    func touch() {
+        var link: Link? = self
+        while let current = link {
+            current.touches += 1
+            link = current.next
+        }
+    }
+}
+
+let layers: [String: Side] = [
+    "raw-objects": { done in
+        let chain = Link.chain(40)
+        client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
+            chain?.touch()
+            callerQueue.async {
+                chain?.touch()
+                done(decodePage(try? result.get().body.map { Data(buffer: $0) }))
+            }
+        }
+    },
+    "raw-no-deadline": { done in
+        client.execute(request: request).whenComplete { result in
+            callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
+        }
+    },
+    "transport": { done in
+        let collector = Collector { body in callerQueue.async { done(decodePage(body)) } }
+        collector.exchange = transport.send(TransportAttempt(request: urlRequest), to: collector)
+        collector.exchange?.demand()
+    },
+    "manager": { done in
+        manager.send(urlRequest, options: RequestOptions()) { done(decodePage($0.body)) }
+    },
+    "service": { done in
+        service.request(endpoint: Endpoint<Void>(path: "items")) { done(decodePage(try? $0.get().body)) }
+    },
+]
 
 let raw: Side = { done in
     client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
@@ -87,9 +167,28 @@ func block(_ side: @escaping Side) -> Double {
     return (Double(seconds) * 1e6 + Double(attoseconds) / 1e12) / Double(count)
 }
 
-switch arguments[1] {
-case "raw": print("raw: \(block(raw)) µs per GET")
-case "strata": print("strata: \(block(overStrata)) µs per GET")
+switch (arguments[1], layers[arguments[1]]) {
+case ("raw", _): print("raw: \(block(raw)) µs per GET")
+case ("strata", _): print("strata: \(block(overStrata)) µs per GET")
+case (let name, let layer?):
+    // No rounds: the layer alone, once, for a profiler to watch.
+    guard rounds > 0 else {
+        print("\(name): \(block(layer)) µs per GET")
+        break
+    }
+    var ratios: [Double] = []
+    for round in 0..<rounds {
+        let (rawTime, layerTime): (Double, Double)
+        if round.isMultiple(of: 2) {
+            rawTime = block(raw)
+            layerTime = block(layer)
+        } else {
+            layerTime = block(layer)
+            rawTime = block(raw)
+        }
+        ratios.append(layerTime / rawTime)
+    }
+    print("\(name): median of the rounds' ratios to raw \(ratios.sorted()[ratios.count / 2])")
 default:
     var times: (raw: [Double], strata: [Double]) = ([], [])
     for round in 0..<rounds {
