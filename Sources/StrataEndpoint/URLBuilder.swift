@@ -3,12 +3,14 @@ import StrataCore
 import StrataEncoding
 
 /// Joins base URLs, paths and queries.
-enum URLBuilder {
+package enum URLBuilder {
     /// The URL of `path` under `baseURL`, with `query` (already encoded) after any query of theirs.
     ///
     /// Built as text from the base URL's own absolute string and parsed once: a relative path is
     /// the common case, and going through `URLComponents` would parse and serialize it twice more.
-    /// The texts are cut and joined as UTF-8 bytes, in one buffer.
+    /// The texts are cut and joined as UTF-8 bytes, in one buffer. The URLs parsed are kept by
+    /// their text (``parsed``): parsing is most of the work, and apps ask for the same URLs again
+    /// and again.
     static func url(
         path: String, under baseURL: URL, appendingQuery query: String
     ) throws(RequestGenerationError) -> URL {
@@ -23,8 +25,37 @@ enum URLBuilder {
         guard let text else {
             throw .invalidURL(base)
         }
-        guard let url = URL(string: text) else {
+        guard let url = parsed(text) else {
             throw .invalidURL(text)
+        }
+        return url
+    }
+
+    /// URLs parsed from their texts, kept for the next request to the same: at most
+    /// ``parsedLimit`` of them, each of at most ``parsedTextLimit`` bytes; once there are as many,
+    /// they are dropped and kept anew.
+    private static let parsedURLs = Locked([String: URL]())
+    /// How many parsed URLs are kept.
+    package static let parsedLimit = 64
+    /// The longest URL text whose URL is kept, in bytes: the kept ones hold at most 64 of these.
+    package static let parsedTextLimit = 4_096
+
+    /// How many parsed URLs are kept now.
+    package static var parsedCount: Int { parsedURLs.withLock { $0.count } }
+
+    /// Whether the URL parsed from `text` is kept.
+    package static func keeps(_ text: String) -> Bool { parsedURLs.withLock { $0[text] != nil } }
+
+    /// `URL(string: text)`, parsed once for the texts that come again.
+    package static func parsed(_ text: String) -> URL? {
+        if let url = parsedURLs.withLock({ $0[text] }) {
+            return url
+        }
+        guard let url = URL(string: text) else { return nil }
+        guard text.utf8.count <= parsedTextLimit else { return url }
+        parsedURLs.withLock { kept in
+            if kept.count >= parsedLimit { kept.removeAll(keepingCapacity: true) }
+            kept[text] = url
         }
         return url
     }

@@ -273,3 +273,47 @@ import Testing
         #expect(Health().timeoutInterval == nil)
     }
 }
+
+/// The URLs an endpoint's requests are built on are parsed once for the texts that come again,
+/// and the kept ones stay bounded in number and size.
+@Suite struct ParsedURLTests {
+    @Test func aURLComesAgainAsItWasParsed() throws {
+        let text = "https://api.example.com/parsed/\(UUID().uuidString)?q=1"
+        let first = try #require(URLBuilder.parsed(text))
+        #expect(URLBuilder.keeps(text))
+        #expect(URLBuilder.parsed(text) == first)
+        #expect(first == URL(string: text))
+    }
+
+    @Test func textThatIsNoURLIsNotKept() {
+        let text = "http://[::1"
+        #expect(URLBuilder.parsed(text) == nil)
+        #expect(!URLBuilder.keeps(text))
+    }
+
+    @Test func aLongURLIsParsedButNotKept() throws {
+        let text = "https://api.example.com/long?q=" + String(repeating: "a", count: URLBuilder.parsedTextLimit)
+        let url = URLBuilder.parsed(text)
+        #expect(url != nil)
+        #expect(url == URL(string: text))
+        #expect(!URLBuilder.keeps(text))
+    }
+
+    @Test func manyURLsKeepAtMostTheLimit() {
+        for index in 0..<(URLBuilder.parsedLimit * 3) {
+            _ = URLBuilder.parsed("https://api.example.com/many/\(index)")
+            #expect(URLBuilder.parsedCount <= URLBuilder.parsedLimit)
+        }
+    }
+
+    /// An endpoint's request comes out the same whether its URL was parsed or kept.
+    @Test func anEndpointBuildsTheSameRequestTwice() throws {
+        let configuration = NetworkConfiguration(baseURL: try #require(URL(string: "https://api.example.com/v1/")))
+        let endpoint = Endpoint<Void>(path: "items/\(UUID().uuidString)", queryParameters: ["page": "2"])
+        let first = try endpoint.urlRequest(with: configuration)
+        let second = try endpoint.urlRequest(with: configuration)
+        #expect(first.url == second.url)
+        #expect(first.url?.absoluteString.hasPrefix("https://api.example.com/v1/items/") == true)
+        #expect(first.url?.query == "page=2")
+    }
+}
