@@ -13,8 +13,9 @@ import StrataCore
 /// destination and reports progress; what differs on Linux (FoundationNetworking) is handled here
 /// and in that delegate, nowhere else:
 ///
-/// - A timeout is handed to the loading system as whole seconds from one to a year (it truncates
-///   to whole seconds, and traps on one too large); the ``SessionManager`` enforces the exact value.
+/// - The loading system gets the longest timeout it takes (a year; it traps on one too large):
+///   its timer is an idle timer, which would end a stream whose parts come further apart than the
+///   request's timeout. The ``SessionManager`` enforces the request's exact timeout itself.
 /// - Every authentication challenge is declined and the `401` reported with its body (default
 ///   handling of `WWW-Authenticate: Basic` hangs forever there).
 /// - A task is cancelled only while its completion is pending, and its completion waits for the
