@@ -48,11 +48,12 @@ package enum URLBuilder {
 
     /// `URL(string: text)`, parsed once for the texts that come again.
     package static func parsed(_ text: String) -> URL? {
+        // A text too long to be kept is not hashed for a look-up either: it is parsed, once.
+        guard text.utf8.count <= parsedTextLimit else { return URL(string: text) }
         if let url = parsedURLs.withLock({ $0[text] }) {
             return url
         }
         guard let url = URL(string: text) else { return nil }
-        guard text.utf8.count <= parsedTextLimit else { return url }
         parsedURLs.withLock { kept in
             if kept.count >= parsedLimit { kept.removeAll(keepingCapacity: true) }
             kept[text] = url

@@ -97,12 +97,11 @@ public struct DefaultDataTransferService: DataTransferService {
         failing completion: @escaping CompletionHandler<Delivered>,
         deliver: @escaping @Sendable (E.Response, NetworkResponse) -> Void
     ) -> any NetworkCancellable where E.Response: Decodable & Sendable {
-        // The closure keeps the endpoint's decoder, not the endpoint (a few hundred bytes, copied).
-        let decoder = endpoint.responseDecoder
+        let decodeValue = Self.decoder(for: endpoint)
         return run(
             endpoint,
             decode: { response throws(DataTransferError) in
-                let value = try Self.decode(response, with: decoder, as: E.Response.self)
+                let value = try decodeValue(response)
                 return { deliver(value, response) }
             },
             fail: { completion(.failure($0)) })
@@ -307,6 +306,7 @@ public struct DefaultDataTransferService: DataTransferService {
     )
         -> @Sendable (NetworkResponse) throws(DataTransferError) -> E.Response
     where E.Response: Decodable & Sendable {
+        // The closure keeps the endpoint's decoder, not the endpoint (a few hundred bytes, copied).
         let decoder = endpoint.responseDecoder
         return { response throws(DataTransferError) in try decode(response, with: decoder, as: E.Response.self) }
     }

@@ -53,19 +53,42 @@ typealias Side = @Sendable (@escaping @Sendable (StackOverhead.Page?) -> Void) -
     body.flatMap { try? JSONDecoder().decode(StackOverhead.Page.self, from: $0) }
 }
 
-/// Collects a body from the transport, then hands it on.
-final class Collector: ResponseReceiver, @unchecked Sendable {  // Sendable: the transport's calls never overlap.
+/// Collects a body from the transport, then hands it on, asking for each part once the last has
+/// come. The head may come before `send` has returned the exchange to ask: `start` asks then.
+final class Collector: ResponseReceiver, @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+    private let lock = NSLock()
     private var body = Data()
-    var exchange: (any ResponseExchange)?
+    private var exchange: (any ResponseExchange)?
+    private var headArrived = false
     private let done: @Sendable (Data?) -> Void
     init(_ done: @escaping @Sendable (Data?) -> Void) { self.done = done }
-    func receive(_ head: ResponseHead) { exchange?.demand() }
+
+    /// Sets the exchange to ask; asks for the first part if the head has come.
+    func start(_ exchange: any ResponseExchange) {
+        let asks = lock.withLock {
+            self.exchange = exchange
+            return headArrived
+        }
+        if asks { exchange.demand() }
+    }
+
+    func receive(_ head: ResponseHead) {
+        lock.withLock { () -> (any ResponseExchange)? in
+            headArrived = true
+            return exchange
+        }?.demand()
+    }
     func receive(_ part: Data) {
-        body.append(part)
-        exchange?.demand()
+        lock.withLock { () -> (any ResponseExchange)? in
+            body.append(part)
+            return exchange
+        }?.demand()
     }
     func finish(_ error: (any Error)?) {
-        exchange = nil
+        let body = lock.withLock {
+            exchange = nil
+            return self.body
+        }
         done(error == nil ? body : nil)
     }
 }
@@ -106,8 +129,7 @@ let layers: [String: Side] = [
     },
     "transport": { done in
         let collector = Collector { body in callerQueue.async { done(decodePage(body)) } }
-        collector.exchange = transport.send(TransportAttempt(request: urlRequest), to: collector)
-        collector.exchange?.demand()
+        collector.start(transport.send(TransportAttempt(request: urlRequest), to: collector))
     },
     "manager": { done in
         manager.send(urlRequest, options: RequestOptions()) { done(decodePage($0.body)) }
