@@ -28,7 +28,9 @@ import StrataAsyncHTTPClient
 // a SessionManager over it, `service` a DefaultNetworkService over that; `raw-no-deadline` is
 // `raw` without the deadline it gives AsyncHTTPClient; `raw-objects` is `raw` with 40 objects of
 // its own a GET, made on the caller's thread and each touched on the event loop and on the
-// caller's queue, as a request's objects are.
+// caller's queue, as a request's objects are; `raw-one-loop` is `raw` with every GET's delegate,
+// and so its connection, on one event loop (AsyncHTTPClient otherwise takes the group's loops in
+// turn for a caller off the loops, while the one idle connection stays on one of them).
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let base = URL(string: arguments[2]), let count = Int(arguments[3]), count > 0 else {
     print("usage: CallbackProbe raw|strata|both BASE-URL COUNT [ROUNDS [WIDTH]]")
@@ -111,6 +113,8 @@ final class Link: @unchecked Sendable {  // Sendable: touched by one thread at a
     }
 }
 
+/// The event loop `raw-one-loop` runs every GET's delegate on (and so its connection).
+let oneLoop = HTTPClient.defaultEventLoopGroup.next()
 let layers: [String: Side] = [
     "raw-objects": { done in
         let chain = Link.chain(40)
@@ -121,6 +125,12 @@ let layers: [String: Side] = [
                 done(decodePage(try? result.get().body.map { Data(buffer: $0) }))
             }
         }
+    },
+    "raw-one-loop": { done in
+        client.execute(request: request, eventLoop: .delegate(on: oneLoop), deadline: .now() + .seconds(60))
+            .whenComplete { result in
+                callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
+            }
     },
     "raw-no-deadline": { done in
         client.execute(request: request).whenComplete { result in
@@ -229,4 +239,4 @@ default:
     let paired = median(zip(times.strata, times.raw).map { $0 / $1 })
     print("median per GET: raw \(r) µs, Strata \(s) µs, ratio \(s / r), median of the rounds' ratios \(paired)")
 }
-try await client.shutdown()
+try await client.shutdown().get()
