@@ -31,6 +31,10 @@ import StrataAsyncHTTPClient
 // caller's queue, as a request's objects are; `raw-one-loop` is `raw` with every GET's delegate,
 // and so its connection, on one event loop (AsyncHTTPClient otherwise takes the group's loops in
 // turn for a caller off the loops, while the one idle connection stays on one of them).
+// `raw-burn-before` and `raw-burn-after` are `raw` with a fixed amount of work (STRATA_PROBE_BURN
+// steps) on the caller's thread before or after the request is handed to AsyncHTTPClient: which
+// of a layer's work lies on the path from one response to the next request. `minimal` is a sketch
+// of a pipeline of one object over AsyncHTTPClientTransport (see `MinimalCall`).
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let base = URL(string: arguments[2]), let count = Int(arguments[3]), count > 0 else {
     print("usage: CallbackProbe raw|strata|both BASE-URL COUNT [ROUNDS [WIDTH]]")
@@ -113,9 +117,123 @@ final class Link: @unchecked Sendable {  // Sendable: touched by one thread at a
     }
 }
 
+let minimalConfiguration = NetworkConfiguration(baseURL: base)
+/// `minimal`: what a request costs in a pipeline of one object. It keeps what every plain GET of
+/// Strata's needs — the endpoint's `URLRequest`, the checks of the URL and the headers, one
+/// completion guarded against cancellation, a deadline entry, the status check — and nothing else:
+/// no layers, no steps, no closures of its own. (Sendable: `lock` guards the `var`s.)
+final class MinimalCall: ResponseReceiver, NetworkCancellable, @unchecked Sendable {
+    /// The deadline entries, as a session's table keeps them.
+    final class Deadlines: @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+        let lock = NSLock()
+        var entries: [Int: (UInt64, MinimalCall)] = [:]
+        var next = 0
+        func start(_ call: MinimalCall) -> Int {
+            let deadline = DispatchTime.now().uptimeNanoseconds + 60_000_000_000
+            return lock.withLock {
+                defer { next += 1 }
+                entries[next] = (deadline, call)
+                return next
+            }
+        }
+        func cancel(_ id: Int) { _ = lock.withLock { entries.removeValue(forKey: id) } }
+    }
+    static let deadlines = Deadlines()
+    private let lock = NSLock()
+    private var exchange: (any ResponseExchange)?
+    private var status = 0
+    private var body = Data()
+    private var done: (@Sendable (StackOverhead.Page?) -> Void)?
+    private var deadline = 0
+    private let queue: DispatchQueue
+    init(_ queue: DispatchQueue, _ done: @escaping @Sendable (StackOverhead.Page?) -> Void) {
+        (self.queue, self.done) = (queue, done)
+    }
+
+    static func start(
+        over transport: some Transport, with configuration: NetworkConfiguration, completingOn queue: DispatchQueue,
+        _ done: @escaping @Sendable (StackOverhead.Page?) -> Void
+    ) {
+        let call = MinimalCall(queue, done)
+        guard let request = try? Endpoint<StackOverhead.Page>(path: "items").urlRequest(with: configuration),
+            let url = request.url, (try? transport.validate(url)) != nil,
+            (request.allHTTPHeaderFields ?? [:]).allSatisfy({ (try? HTTPHeader(name: $0, value: $1).validate()) != nil }
+            )
+        else { return call.complete(nil) }
+        let exchange = transport.send(TransportAttempt(request: request), to: call)
+        let id = deadlines.start(call)
+        let asks = call.lock.withLock {
+            call.exchange = exchange
+            call.deadline = id
+            return call.status != 0
+        }
+        if asks { exchange.demand() }
+    }
+
+    func receive(_ head: ResponseHead) {
+        lock.withLock { () -> (any ResponseExchange)? in
+            status = head.statusCode
+            return exchange
+        }?.demand()
+    }
+    func receive(_ part: Data) {
+        lock.withLock { () -> (any ResponseExchange)? in
+            body.append(part)
+            return exchange
+        }?.demand()
+    }
+    func finish(_ error: (any Error)?) {
+        let ok = error == nil && lock.withLock { (200..<300).contains(status) }
+        complete(ok ? lock.withLock { body } : nil)
+    }
+    var isCancelled: Bool { lock.withLock { done == nil } }
+    func cancel() {
+        complete(nil)
+        lock.withLock { exchange }?.cancel()
+    }
+    private func complete(_ body: Data?) {
+        let (done, deadline) = lock.withLock {
+            defer { self.done = nil }
+            return (self.done, self.deadline)
+        }
+        guard let done else { return }
+        queue.async { done(decodePage(body)) }
+        Self.deadlines.cancel(deadline)
+    }
+}
+
 /// The event loop `raw-one-loop` runs every GET's delegate on (and so its connection).
 let oneLoop = HTTPClient.defaultEventLoopGroup.next()
+/// How many steps the `raw-burn-…` modes burn a GET (`STRATA_PROBE_BURN`).
+let burnSteps = Int(ProcessInfo.processInfo.environment["STRATA_PROBE_BURN"] ?? "") ?? 0
+
+/// A fixed amount of work on the calling thread, which the optimizer cannot drop.
+@inline(never) @Sendable func burn() {
+    var value: UInt64 = 1
+    for step in 0..<burnSteps { value = value &* 6_364_136_223_846_793_005 &+ UInt64(step) }
+    if value == 42 { print("") }
+}
+if burnSteps > 0 {
+    let started = ContinuousClock.now
+    for _ in 0..<100 { burn() }
+    print("one burn: \((ContinuousClock.now - started) / 100)")
+}
 let layers: [String: Side] = [
+    "minimal": { done in
+        MinimalCall.start(over: transport, with: minimalConfiguration, completingOn: callerQueue, done)
+    },
+    "raw-burn-before": { done in
+        burn()
+        client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
+            callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
+        }
+    },
+    "raw-burn-after": { done in
+        client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
+            callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
+        }
+        burn()
+    },
     "raw-objects": { done in
         let chain = Link.chain(40)
         client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
@@ -239,4 +357,8 @@ default:
     let paired = median(zip(times.strata, times.raw).map { $0 / $1 })
     print("median per GET: raw \(r) µs, Strata \(s) µs, ratio \(s / r), median of the rounds' ratios \(paired)")
 }
-try await client.shutdown().get()
+// Shut down without `await`: an async top level parks the main thread in `dispatch_main`, whose
+// `sigsuspend` valgrind 3.19 cannot follow on this kernel.
+let shutDown = DispatchSemaphore(value: 0)
+client.shutdown { _ in shutDown.signal() }
+shutDown.wait()
