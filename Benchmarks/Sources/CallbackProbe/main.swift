@@ -40,6 +40,12 @@ guard arguments.count >= 4, let base = URL(string: arguments[2]), let count = In
     print("usage: CallbackProbe raw|strata|both BASE-URL COUNT [ROUNDS [WIDTH]]")
     exit(2)
 }
+do {
+    try HTTPURLCheck.validate(base)
+} catch {
+    print("CallbackProbe: \(arguments[2]) cannot be sent to: \(error)")
+    exit(2)
+}
 let rounds = arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20
 let width = arguments.count > 5 ? max(1, Int(arguments[5]) ?? 1) : 1
 
@@ -144,7 +150,7 @@ final class MinimalCall: ResponseReceiver, NetworkCancellable, @unchecked Sendab
     private var status = 0
     private var body = Data()
     private var done: (@Sendable (StackOverhead.Page?) -> Void)?
-    private var deadline = 0
+    private var deadline: Int?
     private let queue: DispatchQueue
     init(_ queue: DispatchQueue, _ done: @escaping @Sendable (StackOverhead.Page?) -> Void) {
         (self.queue, self.done) = (queue, done)
@@ -160,11 +166,12 @@ final class MinimalCall: ResponseReceiver, NetworkCancellable, @unchecked Sendab
             (request.allHTTPHeaderFields ?? [:]).allSatisfy({ (try? HTTPHeader(name: $0, value: $1).validate()) != nil }
             )
         else { return call.complete(nil) }
-        let exchange = transport.send(TransportAttempt(request: request), to: call)
+        // The entry first: the response may come, and complete the call, before `send` returns.
         let id = deadlines.start(call)
+        call.lock.withLock { call.deadline = id }
+        let exchange = transport.send(TransportAttempt(request: request), to: call)
         let asks = call.lock.withLock {
             call.exchange = exchange
-            call.deadline = id
             return call.status != 0
         }
         if asks { exchange.demand() }
@@ -198,14 +205,14 @@ final class MinimalCall: ResponseReceiver, NetworkCancellable, @unchecked Sendab
         }
         guard let done else { return }
         queue.async { done(decodePage(body)) }
-        Self.deadlines.cancel(deadline)
+        if let deadline { Self.deadlines.cancel(deadline) }
     }
 }
 
 /// The event loop `raw-one-loop` runs every GET's delegate on (and so its connection).
 let oneLoop = HTTPClient.defaultEventLoopGroup.next()
 /// How many steps the `raw-burn-…` modes burn a GET (`STRATA_PROBE_BURN`).
-let burnSteps = Int(ProcessInfo.processInfo.environment["STRATA_PROBE_BURN"] ?? "") ?? 0
+let burnSteps = max(0, Int(ProcessInfo.processInfo.environment["STRATA_PROBE_BURN"] ?? "") ?? 0)
 
 /// A fixed amount of work on the calling thread, which the optimizer cannot drop.
 @inline(never) @Sendable func burn() {
@@ -218,20 +225,24 @@ if burnSteps > 0 {
     for _ in 0..<100 { burn() }
     print("one burn: \((ContinuousClock.now - started) / 100)")
 }
+let raw: Side = { done in
+    client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
+        callerQueue.async {
+            let body = try? result.get().body
+            done(body.flatMap { try? JSONDecoder().decode(StackOverhead.Page.self, from: $0) })
+        }
+    }
+}
 let layers: [String: Side] = [
     "minimal": { done in
         MinimalCall.start(over: transport, with: minimalConfiguration, completingOn: callerQueue, done)
     },
     "raw-burn-before": { done in
         burn()
-        client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
-            callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
-        }
+        raw(done)
     },
     "raw-burn-after": { done in
-        client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
-            callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
-        }
+        raw(done)
         burn()
     },
     "raw-objects": { done in
@@ -267,14 +278,6 @@ let layers: [String: Side] = [
     },
 ]
 
-let raw: Side = { done in
-    client.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
-        callerQueue.async {
-            let body = try? result.get().body
-            done(body.flatMap { try? JSONDecoder().decode(StackOverhead.Page.self, from: $0) })
-        }
-    }
-}
 let overStrata: Side = { done in
     strata.request(with: Endpoint<StackOverhead.Page>(path: "items")) { done(try? $0.get()) }
 }
