@@ -34,7 +34,10 @@ import StrataAsyncHTTPClient
 // `raw-burn-before` and `raw-burn-after` are `raw` with a fixed amount of work (STRATA_PROBE_BURN
 // steps) on the caller's thread before or after the request is handed to AsyncHTTPClient: which
 // of a layer's work lies on the path from one response to the next request. `minimal` is a sketch
-// of a pipeline of one object over AsyncHTTPClientTransport (see `MinimalCall`).
+// of a pipeline of one object over AsyncHTTPClientTransport (see `MinimalCall`). `raw-accumulator`
+// is `raw` through AsyncHTTPClient's generic delegate API with its own `ResponseAccumulator`, and
+// `raw-delegate` the same with the smallest delegate a streaming transport could have (see
+// `BareDelegate`): what any transport built on that API pays before a line of Strata runs.
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let base = URL(string: arguments[2]), let count = Int(arguments[3]), count > 0 else {
     print("usage: CallbackProbe raw|strata|both BASE-URL COUNT [ROUNDS [WIDTH]]")
@@ -209,6 +212,26 @@ final class MinimalCall: ResponseReceiver, NetworkCancellable, @unchecked Sendab
     }
 }
 
+/// `raw-delegate`'s delegate: the body's parts appended as they come, nothing else. A transport
+/// that streams over AsyncHTTPClient has a delegate of its own like this one at the least, and so
+/// calls the generic `execute(request:delegate:deadline:)` from outside AsyncHTTPClient's module.
+final class BareDelegate: HTTPClientResponseDelegate, @unchecked Sendable {  // Sendable: one event loop.
+    typealias Response = Data?
+    private var status = 0
+    private var body = Data()
+    func didReceiveHead(task: HTTPClient.Task<Data?>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        status = Int(head.status.code)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+    func didReceiveBodyPart(task: HTTPClient.Task<Data?>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        buffer.withUnsafeReadableBytes { body.append(contentsOf: $0) }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+    func didFinishRequest(task: HTTPClient.Task<Data?>) throws -> Data? {
+        (200..<300).contains(status) ? body : nil
+    }
+}
+
 /// The event loop `raw-one-loop` runs every GET's delegate on (and so its connection).
 let oneLoop = HTTPClient.defaultEventLoopGroup.next()
 /// How many steps the `raw-burn-…` modes burn a GET (`STRATA_PROBE_BURN`).
@@ -259,6 +282,18 @@ let layers: [String: Side] = [
         client.execute(request: request, eventLoop: .delegate(on: oneLoop), deadline: .now() + .seconds(60))
             .whenComplete { result in
                 callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
+            }
+    },
+    "raw-accumulator": { done in
+        client.execute(request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + .seconds(60))
+            .futureResult.whenComplete { result in
+                callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
+            }
+    },
+    "raw-delegate": { done in
+        client.execute(request: request, delegate: BareDelegate(), deadline: .now() + .seconds(60))
+            .futureResult.whenComplete { result in
+                callerQueue.async { done(decodePage(try? result.get())) }
             }
     },
     "raw-no-deadline": { done in
