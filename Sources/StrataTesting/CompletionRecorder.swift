@@ -62,7 +62,8 @@ public final class CompletionRecorder<Value: Sendable>: Sendable {
                 continuation.resume(returning: recorded)
                 return
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in
+            // On Strata's own lanes, which a test's blocked global-queue threads do not hold up.
+            StrataQueue.async(after: timeout) { [self] in
                 state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: nil)
             }
         }

@@ -183,7 +183,9 @@ final class StubURLProtocol: URLProtocol {
             }
         }
         if delay > 0 {
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: work)
+            // On Strata's own lanes: a test whose code blocks `DispatchQueue.global()` threads would
+            // otherwise get the stub's answer seconds late.
+            StrataQueue.async(after: delay, work)
         } else {
             work()
         }

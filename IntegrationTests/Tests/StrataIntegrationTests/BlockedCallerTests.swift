@@ -158,5 +158,47 @@ import Testing
         }
     }
 
+    /// The test doubles' scripted waits run on Strata's queues too: a stub that answers after
+    /// 200 ms answers then, in pieces 50 ms apart, with 64 callers blocking the global queue's threads.
+    @Test func aStubbedAnswerComesOnTimeWithSixtyFourCallersBlocked() async throws {
+        let stub = URLProtocolStub { _ in
+            .response(body: Data("{}".utf8), delay: 0.2, chunks: 2, chunkInterval: 0.05)
+        }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: stub.baseURL),
+                sessionManager: URLSessionManager(configuration: stub.makeSessionConfiguration())),
+            completionQueue: DispatchQueue(label: "BlockedCallerTests.stub"))
+        let seconds = await Self.onThread { () -> [Double] in
+            let release = DispatchSemaphore(value: 0)
+            let blocked = DispatchGroup()
+            for _ in 0..<64 {
+                blocked.enter()
+                DispatchQueue.global().async {
+                    release.wait()
+                    blocked.leave()
+                }
+            }
+            let times = NIOLockedValueBox<[Double]>([])
+            let answered = DispatchGroup()
+            for _ in 0..<4 {
+                answered.enter()
+                let started = DispatchTime.now().uptimeNanoseconds
+                transfer.request(with: Endpoint<Void>(path: "items")) { result in
+                    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                    times.withLockedValue { $0.append((try? result.get()) == nil ? -1 : elapsed) }
+                    answered.leave()
+                }
+            }
+            answered.wait()
+            for _ in 0..<64 { release.signal() }
+            blocked.wait()
+            return times.withLockedValue { $0 }
+        }
+        print("stubbed answers with 64 callers blocked: \(seconds.map(Self.ms)) ms")
+        #expect(seconds.count == 4)
+        #expect(seconds.allSatisfy { $0 >= 0.24 && $0 < 0.6 }, "\(seconds.map(Self.ms)) ms")
+    }
+
     private static func ms(_ seconds: Double) -> Int { Int((seconds * 1000).rounded()) }
 }
