@@ -202,6 +202,25 @@ enum Probe {
             return raw(
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
                 expected: ["transport"])
+        case .closeDelimitedBody:
+            var scenario = raw(
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close", expected: ["value"])
+            scenario.body = "until the close"
+            return scenario
+        case .chunkExtensions:
+            var scenario = raw(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                    + "5;name=value\r\nhello\r\n1;q=\"quoted\"\r\n!\r\n0\r\n\r\n",
+                expected: ["value"])
+            scenario.body = "hello!"
+            return scenario
+        case .chunkedWithTrailers:
+            var scenario = raw(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\nConnection: close\r\n\r\n"
+                    + "5\r\nhello\r\n0\r\nX-Checksum: 5d41402a\r\n\r\n",
+                expected: ["value"])
+            scenario.body = "hello"
+            return scenario
         case .neverAnswers:
             return Scenario(
                 script: {

@@ -43,6 +43,14 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case unaskedContinuesThenAnswer = "unasked-continues-then-answer"
     /// A chunk size that is not hexadecimal.
     case badChunkSize = "bad-chunk-size"
+    /// HTTP/1.0 with no `Content-Length`: the body ends where the server closes the connection
+    /// (RFC 9112, 6.3). Valid, and the answer of many small servers.
+    case closeDelimitedBody = "close-delimited-body"
+    /// A chunked body whose chunk sizes carry extensions (`5;name=value`), which a client ignores.
+    case chunkExtensions = "chunk-extensions"
+    /// A chunked body followed by a trailer field (`Trailer: X-Checksum`), which a client may
+    /// drop; sent unasked, as some servers do.
+    case chunkedWithTrailers = "chunked-with-trailers"
     /// The request is read and never answered.
     case neverAnswers = "never-answers"
     /// A body dripped a byte every 100 ms, forever.
@@ -118,7 +126,7 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
 
     /// Whether the case is known to crash over URLSession on Linux, where Strata cannot step in.
     public var crashesFoundationNetworking: Bool {
-        self == .unparsableRedirectHost
+        self == .unparsableRedirectHost || self == .chunkedWithTrailers
     }
 }
 
