@@ -42,6 +42,12 @@ import StrataSession
 /// would end a stream that outlives its request's timeout, and cost each request a timer on the
 /// event loop, scheduled and cancelled from another thread.
 ///
+/// **A connection closed under a request.** A server may close a kept-alive connection just as
+/// the next request on it goes out (its keep-alive timeout ran out). A request that it closed
+/// before a byte of the answer, and that may be sent twice — no body, an idempotent method — goes
+/// out again on a new connection, once, within the same deadline, as `URLSession` does; any other
+/// fails with `URLError(.networkConnectionLost)` for the retriers to judge.
+///
 /// **Errors** come as `URLError`s with the codes `URLSession` would give (`.timedOut`,
 /// `.cannotConnectToHost`, `.networkConnectionLost`, `.badServerResponse`, …) and the failing URL,
 /// the AsyncHTTPClient or NIO error under `NSUnderlyingErrorKey`, so retriers and error resolvers
@@ -193,11 +199,20 @@ public final class AsyncHTTPClientTransport: Transport {
             uploadLength: bodyLength,
             uploadProgress: attempt.uploadProgress,
             receiver: receiver,
-            transport: self
+            transport: self,
+            resend: request.body == nil && Self.isIdempotent(request.method) ? request : nil
         )
         let task = client.execute(request: request, delegate: delegate)
         delegate.started(task)
         return delegate.relay
+    }
+
+    /// Whether a request of `method` may be sent twice with the effect of once (RFC 9110, 9.2.2).
+    private static func isIdempotent(_ method: NIOHTTP1.HTTPMethod) -> Bool {
+        switch method {
+        case .GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE: return true
+        default: return false
+        }
     }
 
     /// The request as AsyncHTTPClient takes it, and its body's length (`-1` when unknown).

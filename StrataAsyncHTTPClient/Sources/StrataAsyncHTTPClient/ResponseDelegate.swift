@@ -53,25 +53,36 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var small = Data()
         var task: HTTPClient.Task<Void>?
         var cancelled = false
+        /// Whether the request has been sent again on a new connection (see ``resend``).
+        var resent = false
     }
 
     private let url: URL
     private let uploadLength: Int64
     private let uploadProgress: (@Sendable (Int64, Int64) -> Void)?
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
     /// What the consumer is handed the response through; the exchange the transport returns.
     let relay: ResponseRelay
+    /// The request, if it may be sent again when its connection closes before a byte of the
+    /// answer (see ``resendsAfter(_:)``): one without a body, of a method that is idempotent.
+    private let resend: HTTPClient.Request?
+    private let transport: AsyncHTTPClientTransport
 
     init(
         url: URL,
         uploadLength: Int64,
         uploadProgress: (@Sendable (Int64, Int64) -> Void)?,
         receiver: any ResponseReceiver,
-        transport: AsyncHTTPClientTransport
+        transport: AsyncHTTPClientTransport,
+        resend: HTTPClient.Request? = nil
     ) {
         self.url = url
         self.uploadLength = uploadLength
         self.uploadProgress = uploadProgress
+        self.transport = transport
+        self.resend = resend
+        let state = NIOLockedValueBox(State())
+        self.state = state
         relay = ResponseRelay(
             to: receiver,
             onTaken: { [state] stillBuffered in
@@ -102,6 +113,18 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
                     }
                 }
             })
+    }
+
+    /// The delegate of the request sent again after `first`'s connection closed: the same relay
+    /// and state, so that the consumer and a cancellation reach whichever is under way.
+    private init(resending first: ResponseDelegate) {
+        url = first.url
+        uploadLength = first.uploadLength
+        uploadProgress = first.uploadProgress
+        state = first.state
+        relay = first.relay
+        transport = first.transport
+        resend = nil
     }
 
     /// The task is under way; a cancellation that came first cancels it now.
@@ -239,6 +262,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// Ends the relay once the task has ended: a response that answered the request before its
     /// body was sent is complete, whatever became of the rest of the body.
     private func finish(_ result: Result<Void, any Error>) {
+        if case .failure(let error) = result, resendsAfter(error) { return }
         let (answeredEarly, held) = state.withLockedValue { state in
             // The task holds this delegate: no cycle outlives it.
             defer { (state.held, state.task) = (nil, nil) }
@@ -253,6 +277,37 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             relay.end(nil)
         case .failure(let error):
             relay.end(answeredEarly ? nil : AsyncHTTPClientTransport.transportError(error, url: url))
+        }
+    }
+
+    /// Sends the request again on a new connection, once, if its connection closed before a byte
+    /// of the answer came and the request may be sent twice: the connection was most likely one
+    /// the pool kept open and the server closed as the request went out (a keep-alive timeout),
+    /// which `URLSession` retries unasked too. Only a request without a body whose method is
+    /// idempotent (RFC 9110, 9.2.2) is sent again; the pipeline's deadline still bounds both.
+    /// - Returns: Whether the request went out again, and so the relay stays open.
+    private func resendsAfter(_ error: any Error) -> Bool {
+        guard let resend, Self.isConnectionClosedUnanswered(error) else { return false }
+        let resends = state.withLockedValue { state -> Bool in
+            guard !state.cancelled, !state.resent, state.head == nil, state.received == 0 else { return false }
+            state.resent = true
+            state.visits = 0
+            state.task = nil
+            return true
+        }
+        guard resends else { return false }
+        let delegate = ResponseDelegate(resending: self)
+        delegate.started(transport.client.execute(request: resend, delegate: delegate))
+        return true
+    }
+
+    /// Whether `error` says the connection closed, or was reset, with nothing of the answer read.
+    static func isConnectionClosedUnanswered(_ error: any Error) -> Bool {
+        switch error {
+        case let error as HTTPClientError: return error == .remoteConnectionClosed
+        case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
+        case let error as ChannelError: return error == .ioOnClosedChannel || error == .eof
+        default: return false
         }
     }
 
