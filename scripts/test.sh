@@ -58,7 +58,7 @@ for transport in urlsession asynchttpclient; do
 
     step "Integration load and cancellation tests under ThreadSanitizer, over $transport"
     swift test --package-path IntegrationTests --no-parallel --sanitize=thread --scratch-path IntegrationTests/.build-tsan \
-        --filter 'LoadTests|cancelling|LinuxDefectTests|AuthenticationTests|Cancelled|aStorm' \
+        --filter 'LoadTests|cancelling|LinuxDefectTests|AuthenticationTests|Cancelled|aStorm|StaleConnection' \
         --skip residentMemoryDoesNotGrowOverALongRun  # ThreadSanitizer's shadow memory makes RSS meaningless
 
     step "Memory checks over $transport: 256 MiB multipart upload, raw file upload and download, peak resident memory under 100 MiB; a slow consumer of a 64 MiB stream and of an endless one (under 64 MiB over AsyncHTTPClient)"
