@@ -285,10 +285,12 @@ let layers: [String: Side] = [
             }
     },
     "raw-accumulator": { done in
-        client.execute(request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + .seconds(60))
-            .futureResult.whenComplete { result in
-                callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
-            }
+        client.execute(
+            request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + .seconds(60)
+        )
+        .futureResult.whenComplete { result in
+            callerQueue.async { done(decodePage(try? result.get().body.map { Data(buffer: $0) })) }
+        }
     },
     "raw-delegate": { done in
         client.execute(request: request, delegate: BareDelegate(), deadline: .now() + .seconds(60))
