@@ -95,6 +95,21 @@ import Testing
                 == nil)
     }
 
+    /// `Retry-After` is `1*DIGIT` or a date (RFC 9110, 10.2.3): more seconds than any integer holds
+    /// is a wait longer than any maximum, never a retry after the usual backoff; a sign makes no
+    /// delay-seconds, and the backoff applies as for any value that is neither.
+    @Test func aRetryAfterBeyondAnyIntegerIsNotRetriedAndASignedOneIsNoDelay() throws {
+        #expect(RetryPolicy.parseRetryAfter("99999999999999999999999") == .infinity)
+        #expect(RetryPolicy.parseRetryAfter(" 120 ") == 120)
+        for signed in ["-5", "+5", "5.5", "0x10", ""] {
+            #expect(RetryPolicy.parseRetryAfter(signed) == nil, "\(signed)")
+        }
+        let policy = RetryPolicy(jitter: 0)
+        let huge = try failure(status: 503, headers: ["Retry-After": "99999999999999999999999"])
+        #expect(delay(policy.decision(for: huge)) == nil)
+        #expect(delay(policy.decision(for: try failure(status: 503, headers: ["Retry-After": "-5"]))) == 0.5)
+    }
+
     @Test func theDeadlineStopsRetriesThatWouldEndTooLate() throws {
         let now = Date()
         let policy = RetryPolicy(jitter: 0, deadline: 10)
