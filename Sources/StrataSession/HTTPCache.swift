@@ -422,14 +422,11 @@ struct CachedExchange: Codable, Sendable {
     /// seconds, at most 2³¹; `nil` for anything else (a sign, a fraction, text), which is ignored.
     static func ageValue(_ field: String) -> TimeInterval? {
         let first = field.split(separator: ",", omittingEmptySubsequences: false).first ?? ""
-        let digits = first.trimmingCharacters(in: .whitespaces)
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
-        else { return nil }
-        return TimeInterval(min(Int(digits) ?? Self.largestAge, Self.largestAge))
+        return DeltaSeconds.parse(first.trimmingCharacters(in: .whitespaces))
     }
 
     /// 2³¹: the `Age` a cache sends for one it cannot represent (§5.1).
-    static let largestAge = 2_147_483_648
+    static let largestAge = DeltaSeconds.largest
 
     /// §4.3.4 and §3.2: the stored headers updated with those of the `304` (but for what a cache
     /// does not keep, and `Content-Length`), and its times. A stored `Age` goes unless the `304`
@@ -488,7 +485,22 @@ struct CacheControl {
     /// The delta-seconds of `name`; an invalid value counts as 0 (RFC 9111 §1.2.2).
     func seconds(_ name: String) -> TimeInterval? {
         guard let value = directives[name] else { return nil }
-        return TimeInterval(Int(value).map { max(0, $0) } ?? 0)
+        return DeltaSeconds.parse(value) ?? 0
+    }
+}
+
+/// A number of seconds as HTTP writes one (`1*DIGIT`: RFC 9111 §1.2.2, and a `Retry-After`'s
+/// delay-seconds, RFC 9110 §10.2.3).
+enum DeltaSeconds {
+    /// The most seconds a value stands for: 2³¹, which one too large to hold is taken for.
+    static let largest = 2_147_483_648
+
+    /// `text` as seconds: digits alone, at most ``largest``; `nil` for anything else (a sign, a
+    /// fraction, text, nothing).
+    static func parse(_ text: String) -> TimeInterval? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return TimeInterval(min(Int(text) ?? largest, largest))
     }
 }
 

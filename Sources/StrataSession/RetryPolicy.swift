@@ -118,14 +118,11 @@ public struct RetryPolicy: RequestRetrier {
         return Self.parseRetryAfter(value, now: now)
     }
 
-    /// The seconds `value` stands for, as delay-seconds (`1*DIGIT`: more than an `Int` holds is
-    /// `.infinity`, a wait longer than any maximum) or an HTTP date; `nil` when it is neither, a
-    /// sign or a fraction included.
+    /// The seconds `value` stands for, as delay-seconds (`1*DIGIT`, at most 2³¹: one too large to
+    /// hold is a wait of 68 years) or an HTTP date; `nil` when it is neither, a sign or a fraction
+    /// included.
     public static func parseRetryAfter(_ value: String, now: Date = Date()) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
-            return Int(trimmed).map(TimeInterval.init) ?? .infinity
-        }
-        return HTTPDate.parse(trimmed).map { max(0, $0.timeIntervalSince(now)) }
+        return DeltaSeconds.parse(trimmed) ?? HTTPDate.parse(trimmed).map { max(0, $0.timeIntervalSince(now)) }
     }
 }

@@ -339,6 +339,21 @@ extension HTTPCacheTests {
         }
     }
 
+    /// §1.2.2: a `max-age` too large for an integer is 2³¹ seconds (fresh for 68 years), not an
+    /// invalid value; a sign, a fraction or text makes it invalid, and the response stale at once.
+    @Test(arguments: [
+        ("99999999999999999999999", true), ("2147483648", true), ("60", true), ("-60", false), ("+60", false),
+        ("1e9", false), ("sixty", false), ("", false),
+    ])
+    func aMaxAgeIsReadAsDeltaSecondsAndOneTooLargeIsTwoToTheThirtyFirst(value: String, fresh: Bool) async throws {
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=\(value)"], "x") }
+        let (manager, _) = manager(origin)
+        _ = try await exchange(manager)
+        clock.advance(30)
+        _ = try await exchange(manager)
+        #expect(origin.requests.count == (fresh ? 1 : 2), "max-age=\(value)")
+    }
+
     /// §5.2.1.1 and §5.2.1.3: a request's `max-age` and `min-fresh` are obeyed.
     @Test func aRequestsMaxAgeAndMinFreshAreObeyed() async throws {
         // Every answer comes 20 seconds old, so it is as old again after each request that reaches it.
