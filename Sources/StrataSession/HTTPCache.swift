@@ -425,9 +425,6 @@ struct CachedExchange: Codable, Sendable {
         return DeltaSeconds.parse(first.trimmingCharacters(in: .whitespaces))
     }
 
-    /// 2³¹: the `Age` a cache sends for one it cannot represent (§5.1).
-    static let largestAge = DeltaSeconds.largest
-
     /// §4.3.4 and §3.2: the stored headers updated with those of the `304` (but for what a cache
     /// does not keep, and `Content-Length`), and its times. A stored `Age` goes unless the `304`
     /// brings one: the refreshed response's age counts from the `304`.
@@ -455,7 +452,8 @@ struct CachedExchange: Codable, Sendable {
         var headers = headers
         if let age {
             headers = headers.filter { $0.key.lowercased() != "age" }
-            headers["Age"] = String(age < Double(Self.largestAge) ? Int(max(0, age)) : Self.largestAge)
+            // 2³¹ for an age it cannot represent (§5.1).
+            headers["Age"] = String(age < Double(DeltaSeconds.largest) ? Int(max(0, age)) : DeltaSeconds.largest)
         }
         return HTTPURLResponse(
             url: url ?? URL(string: self.url) ?? URL(fileURLWithPath: "/"), statusCode: statusCode,

@@ -185,42 +185,33 @@ enum Probe {
         case .closeWithBodyUnread:
             return refusedUpload(expected: ["status 413", "transport"]) { $0.close() }
         case .earlyHintsThenAnswer:
-            var scenario = raw(
+            return raw(
                 "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
                     + "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhints",
-                expected: [Self.interimAnswered])
-            scenario.body = "hints"
-            return scenario
+                expected: [Self.interimAnswered], body: "hints")
         case .unaskedContinuesThenAnswer:
-            var scenario = raw(
+            return raw(
                 "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n"
                     + "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nfinal",
-                expected: [Self.interimAnswered])
-            scenario.body = "final"
-            return scenario
+                expected: [Self.interimAnswered], body: "final")
         case .badChunkSize:
             return raw(
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
                 expected: ["transport"])
         case .closeDelimitedBody:
-            var scenario = raw(
-                "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close", expected: ["value"])
-            scenario.body = "until the close"
-            return scenario
+            return raw(
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close", expected: ["value"],
+                body: "until the close")
         case .chunkExtensions:
-            var scenario = raw(
+            return raw(
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
                     + "5;name=value\r\nhello\r\n1;q=\"quoted\"\r\n!\r\n0\r\n\r\n",
-                expected: ["value"])
-            scenario.body = "hello!"
-            return scenario
+                expected: ["value"], body: "hello!")
         case .chunkedWithTrailers:
-            var scenario = raw(
+            return raw(
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\nConnection: close\r\n\r\n"
                     + "5\r\nhello\r\n0\r\nX-Checksum: 5d41402a\r\n\r\n",
-                expected: ["value"])
-            scenario.body = "hello"
-            return scenario
+                expected: ["value"], body: "hello")
         case .neverAnswers:
             return Scenario(
                 script: {
@@ -438,14 +429,14 @@ enum Probe {
         return scenario
     }
 
-    /// These bytes exactly, then the connection closes.
-    private static func raw(_ bytes: String, expected: Set<String>) -> Scenario {
+    /// These bytes exactly, then the connection closes; `body`, what a value read from them must be.
+    private static func raw(_ bytes: String, expected: Set<String>, body: String? = nil) -> Scenario {
         Scenario(
             script: { connection in
                 connection.readHead()
                 connection.write(bytes)
                 connection.close()
-            }, expected: expected)
+            }, expected: expected, body: body)
     }
 
     /// A response with this head (the status line and headers) and body, then the connection closes.

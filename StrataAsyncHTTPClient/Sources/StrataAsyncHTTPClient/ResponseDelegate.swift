@@ -74,7 +74,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         uploadProgress: (@Sendable (Int64, Int64) -> Void)?,
         receiver: any ResponseReceiver,
         transport: AsyncHTTPClientTransport,
-        resend: HTTPClient.Request? = nil
+        resend: HTTPClient.Request?
     ) {
         self.url = url
         self.uploadLength = uploadLength
@@ -302,7 +302,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     /// Whether `error` says the connection closed, or was reset, with nothing of the answer read.
-    static func isConnectionClosedUnanswered(_ error: any Error) -> Bool {
+    private static func isConnectionClosedUnanswered(_ error: any Error) -> Bool {
         switch error {
         case let error as HTTPClientError: return error == .remoteConnectionClosed
         case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
