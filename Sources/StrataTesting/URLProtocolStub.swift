@@ -182,13 +182,33 @@ final class StubURLProtocol: URLProtocol {
                 step(box.loader)
             }
         }
-        if delay > 0 {
-            // On Strata's own lanes: a test whose code blocks `DispatchQueue.global()` threads would
-            // otherwise get the stub's answer seconds late.
-            StrataQueue.async(after: delay, work)
-        } else {
+        guard delay > 0 else {
             work()
+            return
         }
+        // Timed on Strata's own lanes: a test whose code blocks `DispatchQueue.global()` threads
+        // would otherwise get the stub's answer seconds late.
+        let queue = workQueue
+        StrataQueue.async(after: delay) {
+            if let queue { queue.async(execute: work) } else { work() }
+        }
+    }
+
+    /// The queue FoundationNetworking calls ``startLoading()`` on, where a later step must talk to
+    /// the client. On Linux a client call reads the session's task registry unguarded, and from any
+    /// other thread it races a task being cancelled and removed, and crashes the process. No public
+    /// API names that queue; a task keeps it in a stored property, which `Mirror` reads. On Apple
+    /// platforms, and should the property be gone, steps run where their timer fires.
+    private var workQueue: DispatchQueue? {
+        #if canImport(FoundationNetworking)
+            guard let task else { return nil }
+            var mirror: Mirror? = Mirror(reflecting: task)
+            while let current = mirror {
+                if let queue = current.descendant("workQueue") as? DispatchQueue { return queue }
+                mirror = current.superclassMirror
+            }
+        #endif
+        return nil
     }
 
     /// Carries the loader to the queue that delivers its next step. URLProtocolClient accepts

@@ -379,4 +379,43 @@ struct Item: Codable, Equatable, Sendable {
         #expect(await recorder.first() == 1)
         #expect(recorder.values == [1, 2])
     }
+
+    /// FoundationNetworking on Linux keeps a session's tasks in a registry that only its own queue
+    /// may touch; a stub answering later from another thread raced tasks being cancelled and removed,
+    /// and crashed the process now and then.
+    @Test func lateAnswersAndCancellationsOnOneSessionEachCompleteTheirTaskOnce() async throws {
+        let stub = URLProtocolStub { request in
+            let milliseconds = Double(request.url?.lastPathComponent ?? "") ?? 0
+            return .response(
+                statusCode: 200, body: Data(repeating: 1, count: 64), delay: milliseconds / 1000, chunks: 4,
+                chunkInterval: 0.000_5)
+        }
+        let session = URLSession(configuration: stub.makeSessionConfiguration())
+        defer { session.invalidateAndCancel() }
+        var generator = SeededGenerator(seed: 7)
+        for _ in 0..<4 {
+            let total = 300
+            let completions = Locked(0)
+            let finished = CompletionRecorder<Void>()
+            for _ in 0..<total {
+                let delay = Int.random(in: 0...6, using: &generator)
+                let url = stub.baseURL.appendingPathComponent("\(delay)")
+                let task = session.dataTask(with: url) { _, _, _ in
+                    let count = completions.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    if count == total { finished.record(()) }
+                }
+                task.resume()
+                if Bool.random(using: &generator) {
+                    let cancelAfter = Double.random(in: 0...0.008, using: &generator)
+                    StrataQueue.async(after: cancelAfter) { task.cancel() }
+                }
+            }
+            _ = await finished.first()
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(completions.value == total)
+        }
+    }
 }
