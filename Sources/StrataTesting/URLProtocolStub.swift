@@ -211,8 +211,8 @@ final class StubURLProtocol: URLProtocol {
         return nil
     }
 
-    /// Carries the loader to the queue that delivers its next step. URLProtocolClient accepts
-    /// calls from any thread; the loader's only mutable state, `stopped`, is behind a lock.
+    /// Carries the loader to the queue that delivers its next step (see ``workQueue``); the
+    /// loader's only mutable state, `stopped`, is behind a lock.
     private struct LoaderBox: @unchecked Sendable {  // Sendable: the loader's mutable state is under a lock.
         let loader: StubURLProtocol
     }
