@@ -117,7 +117,23 @@ final class StubURLProtocol: URLProtocol {
             fail(URLError(.cannotFindHost))
             return
         }
-        switch stub.reply(to: request) {
+        guard let queue = workQueue else {
+            answer(stub.reply(to: request), to: request)
+            return
+        }
+        // The handler is the test's code, which may block, or start a request on this very
+        // session: not on the session's own queue, whose next request would wait for the queue it
+        // runs on (libdispatch traps). Its reply is then played on that queue.
+        let box = LoaderBox(loader: self)
+        StrataQueue.async {
+            let reply = stub.reply(to: request)
+            queue.async { box.loader.answer(reply, to: request) }
+        }
+    }
+
+    /// Plays `reply` to `request`, on the queue the loader talks to its client on.
+    private func answer(_ reply: URLProtocolStub.Reply, to request: URLRequest) {
+        switch reply {
         case .failure(let error, let delay):
             after(delay) { $0.fail(error) }
         case .response(let statusCode, let headers, let body, let delay, let chunks, let chunkInterval):

@@ -418,4 +418,29 @@ struct Item: Codable, Equatable, Sendable {
             #expect(completions.value == total)
         }
     }
+
+    /// The handler is the test's code: it may start a request on the session it answers (on the
+    /// session's own queue, that request waited for the queue it ran on, and libdispatch trapped).
+    @Test func aHandlerMayStartARequestOnTheSessionItAnswers() async throws {
+        let session = Locked<URLSession?>(nil)
+        let inner = CompletionRecorder<Int>()
+        let stub = URLProtocolStub { request in
+            if request.url?.path == "/outer", let session = session.value, let url = request.url {
+                session.dataTask(with: url.deletingLastPathComponent().appendingPathComponent("inner")) {
+                    _, response, _ in
+                    inner.record((response as? HTTPURLResponse)?.statusCode ?? -1)
+                }.resume()
+            }
+            return .response(statusCode: 200, delay: 0.01)
+        }
+        session.withLock { $0 = URLSession(configuration: stub.makeSessionConfiguration()) }
+        defer { session.value?.invalidateAndCancel() }
+        let outer = CompletionRecorder<Int>()
+        session.value?.dataTask(with: stub.baseURL.appendingPathComponent("outer")) { _, response, _ in
+            outer.record((response as? HTTPURLResponse)?.statusCode ?? -1)
+        }.resume()
+        #expect(await outer.first() == 200)
+        #expect(await inner.first() == 200)
+        #expect(stub.requests.compactMap { $0.url?.path }.sorted() == ["/inner", "/outer"])
+    }
 }
