@@ -170,6 +170,38 @@ enum Probe {
             return raw("I am not HTTP at all, only bytes\r\nand more bytes\r\n\r\n", expected: ["transport"])
         case .status999:
             return answer(head: "HTTP/1.1 999 Strange", body: "odd", expected: ["status 999"])
+        case .statusWithoutReason:
+            return raw(
+                "HTTP/1.1 200\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                expected: read(byAsyncHTTPClient: true, byFoundationNetworking: false), body: "ok")
+        case .emptyReasonPhrase:
+            return raw(
+                "HTTP/1.1 200 \r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", expected: ["value"], body: "ok")
+        case .latin1FieldValue:
+            return Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write(
+                        Array("HTTP/1.1 200 OK\r\nX-Name: caf".utf8) + [0xE9]
+                            + Array("\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".utf8))
+                    connection.close()
+                }, expected: read(byAsyncHTTPClient: true, byFoundationNetworking: false), body: "ok")
+        case .bareLFLineEnds:
+            return raw(
+                "HTTP/1.1 200 OK\nContent-Length: 2\nConnection: close\n\nok",
+                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: false), body: "ok")
+        case .obsFoldedField:
+            var scenario = answer(
+                head: "HTTP/1.1 200 OK\r\nX-Folded: one\r\n two\r\nContent-Length: 2", body: "ok",
+                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true))
+            scenario.body = "ok"
+            return scenario
+        case .spaceBeforeColon:
+            var scenario = answer(
+                head: "HTTP/1.1 200 OK\r\nX-Spaced : yes\r\nContent-Length: 2", body: "ok",
+                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: false))
+            scenario.body = "ok"
+            return scenario
         case .continueThenNothing:
             return Scenario(
                 script: { connection in
@@ -419,6 +451,24 @@ enum Probe {
         #else
             "value"
         #endif
+    }
+
+    /// How a response outside HTTP's strict grammar ends, by what the transport under test reads:
+    /// `value` where it is read, a transport error where it is refused. Over URLSession on Apple
+    /// platforms (CFNetwork, not measured here) either.
+    private static func read(byAsyncHTTPClient: Bool, byFoundationNetworking: Bool) -> Set<String> {
+        let reads: Bool
+        switch TestTransport.current {
+        case .asyncHTTPClient:
+            reads = byAsyncHTTPClient
+        case .urlSession:
+            #if canImport(FoundationNetworking)
+                reads = byFoundationNetworking
+            #else
+                return ["value", "transport"]
+            #endif
+        }
+        return [reads ? "value" : "transport"]
     }
 
     /// These bytes exactly, then the connection closes; read as Server-Sent Events.

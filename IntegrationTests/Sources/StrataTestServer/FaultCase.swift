@@ -29,6 +29,21 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case http09Garbage = "http09-garbage"
     /// Status 999.
     case status999 = "status-999"
+    /// A status line with no reason phrase and no space after the code (`HTTP/1.1 200`), as some
+    /// small servers write it; RFC 9112 asks for the space.
+    case statusWithoutReason = "status-without-reason"
+    /// A status line with an empty reason phrase after its space (`HTTP/1.1 200 `): valid.
+    case emptyReasonPhrase = "empty-reason-phrase"
+    /// A field value with a byte outside ASCII and not UTF-8 (`caf\xE9`, Latin-1): obs-text,
+    /// which RFC 9110 allows in a field value.
+    case latin1FieldValue = "latin1-field-value"
+    /// Lines ended by a bare LF, which RFC 9112 allows a recipient to take for CRLF.
+    case bareLFLineEnds = "bare-lf-line-ends"
+    /// A field value folded onto a second line (obs-fold), which RFC 9112 tells a user agent to
+    /// read as one space, or to reject.
+    case obsFoldedField = "obs-folded-field"
+    /// Whitespace between a field name and its colon (`X-Spaced : yes`), which RFC 9112 forbids.
+    case spaceBeforeColon = "space-before-colon"
     /// `100 Continue`, then nothing, with the connection open.
     case continueThenNothing = "continue-then-nothing"
     /// A `413` as soon as the head of an 8 MiB POST arrives, the body then read and dropped, as
