@@ -74,6 +74,13 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case megabyteOfHeaders = "megabyte-of-headers"
     /// `Content-Encoding: gzip` over bytes that are not gzip.
     case invalidGzip = "invalid-gzip"
+    /// A gzip body cut in the middle of its compressed data, its `Content-Length` that of the cut:
+    /// nothing on the wire is missing, but the content is.
+    case gzipCutShort = "gzip-cut-short"
+    /// A gzip body whose compressed data is whole, without its trailer (the CRC and length).
+    case gzipWithoutTrailer = "gzip-without-trailer"
+    /// A whole gzip body followed by bytes that are not gzip, all within its `Content-Length`.
+    case gzipThenGarbage = "gzip-then-garbage"
     /// A JSON body that is not JSON.
     case invalidJSON = "invalid-json"
     /// JSON arrays nested 100,000 deep.
@@ -138,6 +145,13 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case streamChunkedWithoutItsLastChunk = "stream-chunked-without-its-last-chunk"
     /// An event stream with `Content-Encoding: gzip` over bytes that are not gzip.
     case streamInvalidGzip = "stream-invalid-gzip"
+
+    /// Whether the case is known to lose content over URLSession on Linux, where Strata cannot
+    /// tell: libcurl decodes a gzip body without checking that its stream ended, and hands over
+    /// only what it decoded.
+    public var losesContentOverFoundationNetworking: Bool {
+        self == .gzipCutShort
+    }
 
     /// Whether the case is known to crash over URLSession on Linux, where Strata cannot step in.
     public var crashesFoundationNetworking: Bool {

@@ -50,10 +50,24 @@ import Testing
         let report = try #require(
             try? JSONDecoder().decode(FaultReport.self, from: Data(line.utf8)),
             "no report from FaultProbe \(fault.rawValue): \(run.output)\n\(run.errors)")
-        #expect(report.problems.isEmpty, "\(fault.rawValue): \(report.problems.joined(separator: "; "))")
+        var losesContent = false
+        #if canImport(FoundationNetworking)
+            losesContent = fault.losesContentOverFoundationNetworking && TestTransport.current == .urlSession
+        #endif
+        if losesContent {
+            // libcurl decodes a gzip body cut short, within its length, without a word, and only
+            // the decoded bytes reach FoundationNetworking's client: nobody above can count what
+            // is missing. Kept so that the day it is caught, its known issue fails and is removed.
+            withKnownIssue("FoundationNetworking hands over a gzip body cut short as if it were whole") {
+                #expect(report.problems.isEmpty, "\(fault.rawValue): \(report.problems.joined(separator: "; "))")
+                #expect(run.status == 0)
+            }
+        } else {
+            #expect(report.problems.isEmpty, "\(fault.rawValue): \(report.problems.joined(separator: "; "))")
+            #expect(run.status == 0)
+        }
         #expect(report.calls == 1)
         #expect(report.elapsedMilliseconds <= report.boundMilliseconds)
-        #expect(run.status == 0)
         print("fault matrix: \(fault.rawValue) -> \(report.outcome) in \(report.elapsedMilliseconds) ms")
     }
 
