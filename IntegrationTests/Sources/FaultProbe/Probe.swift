@@ -164,6 +164,33 @@ enum Probe {
                 body: "5\r\nhello\r\n0\r\n\r\n", expected: ["value", "transport"])
             scenario.body = "hello"
             return scenario
+        case .repeatedContentLength:
+            var scenario = answer(
+                head: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2", body: "ok",
+                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true))
+            scenario.body = "ok"
+            return scenario
+        case .contentLengthList:
+            var scenario = answer(
+                head: "HTTP/1.1 200 OK\r\nContent-Length: 2, 2", body: "ok",
+                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true))
+            scenario.body = "ok"
+            return scenario
+        case .signedContentLength:
+            return answer(head: "HTTP/1.1 200 OK\r\nContent-Length: +2", body: "ok", expected: ["transport"])
+        case .chunkSizeOverflow:
+            return raw(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                    + "fffffffffffffffffffff\r\nhello\r\n0\r\n\r\n", expected: ["transport"])
+        case .unknownTransferCoding:
+            return raw(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: x-custom\r\nConnection: close\r\n\r\nraw bytes",
+                expected: read(byAsyncHTTPClient: true, byFoundationNetworking: false), body: "raw bytes")
+        case .unaskedSwitchingProtocols:
+            return raw(
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x-other\r\nConnection: Upgrade\r\n\r\n"
+                    + "\u{1}\u{2}bytes of another protocol",
+                expected: outcome(overAsyncHTTPClient: "status 101", overFoundationNetworking: "transport"))
         case .malformedStatusLine:
             return raw("HTTP/1.1 two hundred OK?\r\nbroken header line\r\n\r\nbody", expected: ["transport"])
         case .http09Garbage:
@@ -460,22 +487,27 @@ enum Probe {
         #endif
     }
 
-    /// How a response outside HTTP's strict grammar ends, by what the transport under test reads:
-    /// `value` where it is read, a transport error where it is refused. Over URLSession on Apple
-    /// platforms (CFNetwork, not measured here) either.
-    private static func read(byAsyncHTTPClient: Bool, byFoundationNetworking: Bool) -> Set<String> {
-        let reads: Bool
+    /// How a case on which the transports differ ends over the transport under test; over
+    /// URLSession on Apple platforms (CFNetwork, not measured here), either.
+    private static func outcome(overAsyncHTTPClient: String, overFoundationNetworking: String) -> Set<String> {
         switch TestTransport.current {
         case .asyncHTTPClient:
-            reads = byAsyncHTTPClient
+            return [overAsyncHTTPClient]
         case .urlSession:
             #if canImport(FoundationNetworking)
-                reads = byFoundationNetworking
+                return [overFoundationNetworking]
             #else
-                return ["value", "transport"]
+                return [overAsyncHTTPClient, overFoundationNetworking]
             #endif
         }
-        return [reads ? "value" : "transport"]
+    }
+
+    /// ``outcome(overAsyncHTTPClient:overFoundationNetworking:)`` for a response outside HTTP's
+    /// strict grammar: `value` where the transport reads it, `transport` where it refuses it.
+    private static func read(byAsyncHTTPClient: Bool, byFoundationNetworking: Bool) -> Set<String> {
+        outcome(
+            overAsyncHTTPClient: byAsyncHTTPClient ? "value" : "transport",
+            overFoundationNetworking: byFoundationNetworking ? "value" : "transport")
     }
 
     /// The squares of 0 to 59, separated by spaces, as gzip (253 bytes in 148).

@@ -23,6 +23,18 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case negativeContentLength = "negative-content-length"
     /// `Transfer-Encoding: chunked` and `Content-Length: 3` together, the body chunked (`hello`).
     case chunkedWithContentLength = "chunked-with-content-length"
+    /// Two `Content-Length` fields with the same value, which RFC 9110 lets a recipient read as one.
+    case repeatedContentLength = "repeated-content-length"
+    /// One `Content-Length` field holding a list of the same value (`2, 2`), likewise.
+    case contentLengthList = "content-length-list"
+    /// A `Content-Length` with a sign (`+2`), which is not a length.
+    case signedContentLength = "signed-content-length"
+    /// A chunk size larger than any integer.
+    case chunkSizeOverflow = "chunk-size-overflow"
+    /// A transfer coding nobody knows (`Transfer-Encoding: x-custom`), the body then closed.
+    case unknownTransferCoding = "unknown-transfer-coding"
+    /// `101 Switching Protocols` to a request that asked for no upgrade, then bytes of another protocol.
+    case unaskedSwitchingProtocols = "unasked-switching-protocols"
     /// A status line that is not one.
     case malformedStatusLine = "malformed-status-line"
     /// Bytes with no status line at all, as HTTP/0.9 would answer.
