@@ -56,6 +56,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         var taskEnded = false
         /// Why a download task's file could not be kept: the body is lost, and the exchange fails.
         var fileError: (any Error)?
+        /// Where the loading system writes a download task's body, for what it leaves to be removed.
+        var loadingFile: LoadingFile?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -74,6 +76,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     ) {
         let record = Record(relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress)
         records.withLock { $0[task.taskIdentifier] = record }
+    }
+
+    /// Notes where the loading system writes the body of `task`, a download task just resumed, so
+    /// that what it leaves there is removed as the task ends (see ``LoadingFile``).
+    func watchLoadingFile(of task: URLSessionTask) {
+        guard let file = LoadingFile(of: task) else { return }
+        records.withLock { $0[task.taskIdentifier]?.loadingFile = file }
     }
 
     /// The consumer of `task` took a part: a downloaded body is read on, a part ahead.
@@ -142,6 +151,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
                 return record
             })
         else { return }
+        // Whatever the task's body became (kept, refused, failed or cancelled), the loading
+        // system's own file of it is nobody's now.
+        record.loadingFile?.remove()
         let relay = record.relay
         if let trustError = record.trustError {
             return relay.end(trustError)

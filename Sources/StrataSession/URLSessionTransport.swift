@@ -123,6 +123,9 @@ public final class URLSessionTransport: Transport {
             task, relay: relay, uploadProgress: attempt.uploadProgress,
             fileProgress: attempt.bodyIsBoundForFile ? attempt.fileProgress : nil)
         task.resume()
+        if task is URLSessionDownloadTask {
+            delegate.watchLoadingFile(of: task)
+        }
         return relay
     }
 

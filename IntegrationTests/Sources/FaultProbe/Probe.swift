@@ -37,6 +37,11 @@ struct Scenario {
     var body: String?
     /// For a streamed response: how many elements must reach the consumer before its end.
     var elementsBeforeEnd: Int?
+    /// How long after the request the caller cancels it, if it does.
+    var cancelAfter: Duration?
+    /// For a download: whether the caller follows its progress (over URLSession, a download task
+    /// with a delegate; without, one with a completion handler).
+    var followsProgress = false
 
     enum ResponseKind {
         /// The body as it is.
@@ -49,6 +54,8 @@ struct Scenario {
         case events
         /// Streamed, as JSON Lines of ``Probe/Note``.
         case jsonLines
+        /// Downloaded to a file, which must hold the body after a success and be gone after a failure.
+        case download
     }
 }
 
@@ -94,6 +101,32 @@ enum Probe {
             return report
         case .json:
             return report(fault, scenario, await measure(Endpoint<ParameterValue>(path: "fault"), transfer))
+        case .download:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fault-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let destination = folder.appendingPathComponent("body")
+            var progress: (@Sendable (Progress) -> Void)?
+            if scenario.followsProgress {
+                progress = { _ in }
+            }
+            let result = await measure(
+                Endpoint<Empty>(
+                    path: "fault", options: RequestOptions(downloadDestination: destination, downloadProgress: progress)
+                ),
+                transfer, cancellingAfter: scenario.cancelAfter)
+            var report = report(fault, scenario, result)
+            let saved = FileManager.default.contents(atPath: destination.path)
+            switch (result.result, saved) {
+            case (.success, let saved?):
+                if let expected = scenario.body, saved != Data(expected.utf8) {
+                    report.problems.append(
+                        "the file held \(saved.count) bytes, not the \(expected.utf8.count) of the body")
+                }
+            case (.success, nil): report.problems.append("a download succeeded without its file")
+            case (_, let saved?): report.problems.append("a failed download left a file of \(saved.count) bytes")
+            case (_, nil): break
+            }
+            return report
         case .events, .jsonLines:
             let endpoint = Endpoint<Note>(
                 path: "fault",
@@ -261,6 +294,14 @@ enum Probe {
             return raw(
                 "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close", expected: ["value"],
                 body: "until the close")
+        case .closeDelimitedBodyReset:
+            return Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\npart of the bo")
+                    Thread.sleep(forTimeInterval: 0.1)
+                    connection.reset()
+                }, expected: ["transport"])
         case .chunkExtensions:
             return raw(
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
@@ -271,6 +312,47 @@ enum Probe {
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\nConnection: close\r\n\r\n"
                     + "5\r\nhello\r\n0\r\nX-Checksum: 5d41402a\r\n\r\n",
                 expected: ["value"], body: "hello")
+        case .downloadCutShort:
+            var scenario = answer(
+                head: "HTTP/1.1 200 OK\r\nContent-Length: 100000", body: String(repeating: "d", count: 40_000),
+                expected: ["transport"])
+            scenario.response = .download
+            return scenario
+        case .downloadResetMidBody:
+            var scenario = Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+                    connection.write(String(repeating: "d", count: 40_000))
+                    Thread.sleep(forTimeInterval: 0.1)
+                    connection.reset()
+                }, expected: ["transport"], response: .download)
+            scenario.followsProgress = true
+            return scenario
+        case .downloadCancelledMidBody:
+            var scenario = Scenario(
+                script: { connection in
+                    connection.readHead()
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+                    connection.write(String(repeating: "d", count: 40_000))
+                    connection.waitForClose()
+                }, expected: ["cancelled"], response: .download)
+            scenario.cancelAfter = .milliseconds(300)
+            scenario.followsProgress = true
+            return scenario
+        case .downloadNotFound:
+            var scenario = answer(
+                head: "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 40000",
+                body: String(repeating: "n", count: 40_000), expected: ["status 404"])
+            scenario.response = .download
+            scenario.followsProgress = true
+            return scenario
+        case .downloadCloseDelimited:
+            var scenario = raw(
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n" + String(repeating: "d", count: 40_000),
+                expected: ["value"], body: String(repeating: "d", count: 40_000))
+            scenario.response = .download
+            return scenario
         case .neverAnswers:
             return Scenario(
                 script: {
@@ -641,11 +723,17 @@ enum Probe {
 
     /// Runs `endpoint` and counts its completions for a while after the first.
     static func measure<Response: Decodable & Sendable>(
-        _ endpoint: Endpoint<Response>, _ transfer: DefaultDataTransferService
+        _ endpoint: Endpoint<Response>, _ transfer: DefaultDataTransferService, cancellingAfter delay: Duration? = nil
     ) async -> Measured<Response> {
         let recorder = CompletionRecorder<Result<Response, DataTransferError>>()
         let started = ContinuousClock.now
-        transfer.request(with: endpoint, completion: recorder.record)
+        let request = transfer.request(with: endpoint, completion: recorder.record)
+        if let delay {
+            let milliseconds = Int(delay / .milliseconds(1))
+            DispatchQueue(label: "FaultProbe.cancel").asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+                request.cancel()
+            }
+        }
         let result = await recorder.first(timeout: 30)
         let elapsed = ContinuousClock.now - started
         try? await Task.sleep(for: .milliseconds(300))

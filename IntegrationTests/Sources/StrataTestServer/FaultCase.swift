@@ -68,6 +68,9 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case earlyHintsThenAnswer = "early-hints-then-answer"
     /// Two `100 Continue` heads to a GET that did not ask for one, then the answer.
     case unaskedContinuesThenAnswer = "unasked-continues-then-answer"
+    /// HTTP/1.0 with no `Content-Length`, part of the body, then a reset instead of a close: the
+    /// body does not end at a reset.
+    case closeDelimitedBodyReset = "close-delimited-body-reset"
     /// A chunk size that is not hexadecimal.
     case badChunkSize = "bad-chunk-size"
     /// HTTP/1.0 with no `Content-Length`: the body ends where the server closes the connection
@@ -78,6 +81,18 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     /// A chunked body followed by a trailer field (`Trailer: X-Checksum`), which a client may
     /// drop; sent unasked, as some servers do.
     case chunkedWithTrailers = "chunked-with-trailers"
+    /// A download (its body to a file) whose `Content-Length` is longer than the body sent before
+    /// the close: it fails, and leaves no file.
+    case downloadCutShort = "download-cut-short"
+    /// A download reset in the middle of its body: it fails, and leaves no file.
+    case downloadResetMidBody = "download-reset-mid-body"
+    /// A download cancelled by its caller in the middle of its body: it ends cancelled, once, and
+    /// leaves no file.
+    case downloadCancelledMidBody = "download-cancelled-mid-body"
+    /// A download answered `404` with a page of its own: it fails with the status, and leaves no file.
+    case downloadNotFound = "download-not-found"
+    /// A download of HTTP/1.0 with no `Content-Length`, its body ended by the close: the file holds it.
+    case downloadCloseDelimited = "download-close-delimited"
     /// The request is read and never answered.
     case neverAnswers = "never-answers"
     /// A body dripped a byte every 100 ms, forever.

@@ -68,6 +68,7 @@ import Testing
         }
         #expect(report.calls == 1)
         #expect(report.elapsedMilliseconds <= report.boundMilliseconds)
+        #expect(run.leftFiles.isEmpty, "\(fault.rawValue) left files behind: \(run.leftFiles)")
         print("fault matrix: \(fault.rawValue) -> \(report.outcome) in \(report.elapsedMilliseconds) ms")
     }
 
@@ -79,6 +80,7 @@ import Testing
         let run = try await Self.run(probe, arguments: ["storm"], limit: .seconds(120))
         #expect(run.signal == nil, "the storm crashed the process with signal \(run.signal ?? 0):\n\(run.errors)")
         #expect(run.status == 0, "\(run.output)\n\(run.errors)")
+        #expect(run.leftFiles.isEmpty, "the storm left files behind: \(run.leftFiles)")
         print(run.output.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
@@ -88,6 +90,8 @@ import Testing
         var signal: Int32?
         var output: String
         var errors: String
+        /// What the process left in its temporary folder, a folder of its own.
+        var leftFiles: [String]
     }
 
     /// Runs `executable` and waits for it, at most `limit` (then it is terminated).
@@ -95,6 +99,12 @@ import Testing
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        // A temporary folder of its own, which must be empty when it ends: a file of a failed or
+        // cancelled download left there by any layer (or by the loading system) would stay for good.
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("fault-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.path]) { $1 }
         let output = Pipe()
         process.standardOutput = output
         // A crash writes a long backtrace: to a file, which never fills up as a pipe would.
@@ -114,7 +124,8 @@ import Testing
             status: process.terminationStatus,
             signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil,
             output: String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-            errors: String(errors.suffix(4_000))
+            errors: String(errors.suffix(4_000)),
+            leftFiles: (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
         )
     }
 }
