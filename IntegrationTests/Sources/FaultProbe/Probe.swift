@@ -126,6 +126,12 @@ enum Probe {
             case (_, let saved?): report.problems.append("a failed download left a file of \(saved.count) bytes")
             case (_, nil): break
             }
+            let others = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter {
+                $0 != destination.lastPathComponent
+            }
+            if !others.isEmpty {
+                report.problems.append("the download left \(others) next to its destination")
+            }
             return report
         case .events, .jsonLines:
             let endpoint = Endpoint<Note>(
