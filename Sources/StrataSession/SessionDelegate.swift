@@ -58,6 +58,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         var fileError: (any Error)?
         /// Where the loading system writes a download task's body, for what it leaves to be removed.
         var loadingFile: LoadingFile?
+        /// Where the response's cookies are kept, and the request they answer; `nil` where the
+        /// loading system keeps them.
+        let cookies: (jar: CookieJar, request: URLRequest)?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -72,9 +75,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     /// Registers `task`, before it is resumed, with the relay its response goes to and its upload
     /// progress handler.
     func register(
-        _ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?, fileProgress: ProgressHandler?
+        _ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?, fileProgress: ProgressHandler?,
+        cookies: (jar: CookieJar, request: URLRequest)? = nil
     ) {
-        let record = Record(relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress)
+        let record = Record(
+            relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress, cookies: cookies)
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -171,6 +176,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
                 record.downloaded?.discard()
                 return relay.end(refusal)
             }
+            Self.keepCookies(of: response, in: record.cookies)
             relay.push(ResponseHead(response))
         }
         relay.push(record.early)
@@ -189,19 +195,30 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         if let response = response as? HTTPURLResponse,
-            let relay = records.withLock({ records -> ResponseRelay? in
+            let record = records.withLock({ records -> Record? in
                 guard let record = records[dataTask.taskIdentifier], !record.headPushed else { return nil }
                 records[dataTask.taskIdentifier]?.headPushed = true
-                return record.relay
+                return record
             })
         {
             if let refusal = Self.refusal(of: response) {
-                relay.end(refusal)
+                record.relay.end(refusal)
                 return completionHandler(.cancel)
             }
-            relay.push(ResponseHead(response))
+            Self.keepCookies(of: response, in: record.cookies)
+            record.relay.push(ResponseHead(response))
         }
         completionHandler(.allow)
+    }
+
+    /// Stores the cookies `response` sets in `cookies`' jar, before the pipeline sees it (a
+    /// redirect's next hop carries them). FoundationNetworking joins repeated `Set-Cookie` fields
+    /// with commas, which `HTTPCookie` splits again, `Expires` dates aside.
+    private static func keepCookies(
+        of response: HTTPURLResponse, in cookies: (jar: CookieJar, request: URLRequest)?
+    ) {
+        guard let cookies, let fields = response.value(forHTTPHeaderField: "Set-Cookie") else { return }
+        cookies.jar.store([fields], from: cookies.request)
     }
 
     /// Why a response FoundationNetworking reports must not reach the pipeline, if it must not:

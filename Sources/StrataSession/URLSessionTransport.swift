@@ -30,6 +30,9 @@ public final class URLSessionTransport: Transport {
     /// else's (a test stub such as `URLProtocolStub`) the file came out empty, so such a session
     /// writes the body from a data task.
     private let usesDownloadTasks: Bool
+    /// The configuration's cookies, kept by Strata on Linux (see ``CookieJar``); `nil` where the
+    /// loading system keeps them (Apple platforms) or the configuration keeps none.
+    private let cookies: CookieJar?
 
     /// Creates a transport.
     /// - Parameters:
@@ -50,11 +53,18 @@ public final class URLSessionTransport: Transport {
             // asynchronous cache lookup, which lets a cancellation race the task's start.
             let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
             configuration.urlCache = nil
+            // FoundationNetworking ignores `httpShouldHandleCookies` and replaces a `Cookie` field of
+            // the request's own: Strata keeps the configuration's cookies itself, as it does over
+            // AsyncHTTPClient.
+            cookies = configuration.httpShouldSetCookies ? configuration.httpCookieStorage.map(CookieJar.init) : nil
+            configuration.httpCookieStorage = nil
+            configuration.httpShouldSetCookies = false
             usesDownloadTasks = (configuration.protocolClasses ?? []).allSatisfy {
                 String(reflecting: $0).hasPrefix("FoundationNetworking.")
             }
         #else
             usesDownloadTasks = true
+            cookies = nil
             let delegateQueue = OperationQueue()
             delegateQueue.name = "Strata.URLSessionTransport.delegate"
             delegateQueue.maxConcurrentOperationCount = 1
@@ -89,6 +99,9 @@ public final class URLSessionTransport: Transport {
         // the loading system takes, always assigned (FoundationNetworking takes one given at
         // creation for unset, and traps on one too large for its integer milliseconds).
         request.timeoutInterval = Self.longestTimeout
+        if let field = cookies?.field(for: request) {
+            request.setValue(field, forHTTPHeaderField: "Cookie")
+        }
         let task: URLSessionTask
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
@@ -121,7 +134,8 @@ public final class URLSessionTransport: Transport {
             stop: { [self] in delegate.cancel(task, in: session) })
         delegate.register(
             task, relay: relay, uploadProgress: attempt.uploadProgress,
-            fileProgress: attempt.bodyIsBoundForFile ? attempt.fileProgress : nil)
+            fileProgress: attempt.bodyIsBoundForFile ? attempt.fileProgress : nil,
+            cookies: cookies.map { ($0, request) })
         task.resume()
         if task is URLSessionDownloadTask {
             delegate.watchLoadingFile(of: task)

@@ -37,13 +37,18 @@ public enum TestTransport: String, CaseIterable, Sendable, CustomStringConvertib
         case .urlSession:
             return URLSessionTransport(configuration: configuration, serverTrust: serverTrust)
         case .asyncHTTPClient:
+            let urlSessionConfiguration = configuration
             var configuration = AsyncHTTPClientTransport.strataConfiguration()
             var tls = TLSConfiguration.makeClientConfiguration()
             if let authority = try? NIOSSLCertificate(bytes: Array(TestCertificates.authority.utf8), format: .pem) {
                 tls.additionalTrustRoots = [.certificates([authority])]
             }
             configuration.tlsConfiguration = tls
-            return AsyncHTTPClientTransport(configuration: configuration, serverTrust: serverTrust)
+            // The session configuration's cookie storage, as `URLSession` would keep them: an
+            // ephemeral one per transport, so no test's cookies reach another's server.
+            return AsyncHTTPClientTransport(
+                configuration: configuration, serverTrust: serverTrust,
+                cookieStorage: urlSessionConfiguration.httpCookieStorage)
         }
     }
 }

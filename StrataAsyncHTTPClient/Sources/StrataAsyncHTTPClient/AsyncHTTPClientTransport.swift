@@ -48,6 +48,13 @@ import StrataSession
 /// out again on a new connection, once, within the same deadline, as `URLSession` does; any other
 /// fails with `URLError(.networkConnectionLost)` for the retriers to judge.
 ///
+/// **Cookies** work as over `URLSession`: each attempt carries the cookies ``cookieStorage`` holds
+/// for its URL (unless the request's `httpShouldHandleCookies` is off), and every response's
+/// `Set-Cookie` fields, a redirect's included, are stored there before the pipeline sees the
+/// response, so a login answered with a redirect carries its session to the next hop. By default
+/// that is `HTTPCookieStorage.shared`, as for a session of `URLSessionConfiguration.default`; a
+/// server that sends on behalf of many users passes `cookieStorage: nil`, or a storage per user.
+///
 /// **Errors** come as `URLError`s with the codes `URLSession` would give (`.timedOut`,
 /// `.cannotConnectToHost`, `.networkConnectionLost`, `.badServerResponse`, …) and the failing URL,
 /// the AsyncHTTPClient or NIO error under `NSUnderlyingErrorKey`, so retriers and error resolvers
@@ -59,6 +66,10 @@ public final class AsyncHTTPClientTransport: Transport {
     private let ownsClient: Bool
     /// Whether the client decompresses bodies, so requests may ask for `gzip` and `deflate`.
     private let decompresses: Bool
+    /// Where cookies are kept: sent with each attempt to a URL they match, stored from each
+    /// response's `Set-Cookie` fields; `nil` for none.
+    public var cookieStorage: HTTPCookieStorage? { cookies?.storage }
+    private let cookies: CookieJar?
     private let isShutDown = NIOLockedValueBox(false)
     /// Requests as ``makeRequest(_:)`` built them for a method and URL, before headers and body:
     /// AsyncHTTPClient takes a URL apart again for every request it is given (`HTTPClient.Request`'s
@@ -85,10 +96,13 @@ public final class AsyncHTTPClientTransport: Transport {
     ///     NIOSSL verified it against the configuration's trust roots (see
     ///     `HTTPClient.Configuration.evaluatesServerTrust(with:)`); `nil` leaves it to NIOSSL.
     ///   - eventLoopGroup: The event loops the client runs on; by default the process's shared ones.
+    ///   - cookieStorage: Where cookies are kept; `nil` for none. By default the shared storage, as
+    ///     `URLSession` keeps them.
     public convenience init(
         configuration: HTTPClient.Configuration = AsyncHTTPClientTransport.strataConfiguration(),
         serverTrust: (any ServerTrustEvaluator)? = nil,
-        eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup
+        eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup,
+        cookieStorage: HTTPCookieStorage? = .shared
     ) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
@@ -105,7 +119,8 @@ public final class AsyncHTTPClientTransport: Transport {
         self.init(
             client: HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration),
             owned: true,
-            decompresses: decompresses
+            decompresses: decompresses,
+            cookieStorage: cookieStorage
         )
     }
 
@@ -114,14 +129,19 @@ public final class AsyncHTTPClientTransport: Transport {
     ///   - client: A client whose configuration follows no redirect (`redirectConfiguration: .disallow`).
     ///   - decompresses: Whether the client's configuration enables decompression; only then do
     ///     requests that name no `Accept-Encoding` of their own ask for `gzip` and `deflate`.
-    public convenience init(client: HTTPClient, decompresses: Bool = false) {
-        self.init(client: client, owned: false, decompresses: decompresses)
+    ///   - cookieStorage: Where cookies are kept; `nil` for none. By default the shared storage, as
+    ///     `URLSession` keeps them.
+    public convenience init(
+        client: HTTPClient, decompresses: Bool = false, cookieStorage: HTTPCookieStorage? = .shared
+    ) {
+        self.init(client: client, owned: false, decompresses: decompresses, cookieStorage: cookieStorage)
     }
 
-    init(client: HTTPClient, owned: Bool, decompresses: Bool) {
+    init(client: HTTPClient, owned: Bool, decompresses: Bool, cookieStorage: HTTPCookieStorage?) {
         self.client = client
         self.ownsClient = owned
         self.decompresses = decompresses
+        self.cookies = cookieStorage.map(CookieJar.init)
     }
 
     deinit {
@@ -200,7 +220,8 @@ public final class AsyncHTTPClientTransport: Transport {
             uploadProgress: attempt.uploadProgress,
             receiver: receiver,
             transport: self,
-            resend: request.body == nil && Self.isIdempotent(request.method) ? request : nil
+            resend: request.body == nil && Self.isIdempotent(request.method) ? request : nil,
+            cookies: cookies.map { ($0, attempt.request) }
         )
         let task = client.execute(request: request, delegate: delegate)
         delegate.started(task)
@@ -226,6 +247,9 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         if decompresses, !headers.contains(name: "Accept-Encoding") {
             headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        }
+        if let field = cookies?.field(for: urlRequest) {
+            headers.replaceOrAdd(name: "Cookie", value: field)
         }
         let body: HTTPClient.Body?
         let length: Int64

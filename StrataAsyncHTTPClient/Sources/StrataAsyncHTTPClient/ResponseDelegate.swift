@@ -67,6 +67,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// answer (see ``resendsAfter(_:)``): one without a body, of a method that is idempotent.
     private let resend: HTTPClient.Request?
     private let transport: AsyncHTTPClientTransport
+    /// Where the response's cookies are kept, and the request they answer; `nil` for none.
+    private let cookies: (jar: CookieJar, request: URLRequest)?
 
     init(
         url: URL,
@@ -74,9 +76,11 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         uploadProgress: (@Sendable (Int64, Int64) -> Void)?,
         receiver: any ResponseReceiver,
         transport: AsyncHTTPClientTransport,
-        resend: HTTPClient.Request?
+        resend: HTTPClient.Request?,
+        cookies: (jar: CookieJar, request: URLRequest)?
     ) {
         self.url = url
+        self.cookies = cookies
         self.uploadLength = uploadLength
         self.uploadProgress = uploadProgress
         self.transport = transport
@@ -125,6 +129,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         relay = first.relay
         transport = first.transport
         resend = nil
+        cookies = first.cookies
     }
 
     /// The task is under way; a cancellation that came first cancels it now.
@@ -165,6 +170,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        // Before the pipeline sees the response: the next hop of a redirect carries what it set.
+        if let (jar, request) = cookies {
+            jar.store(head.headers["Set-Cookie"], from: request)
+        }
         let received = Self.head(head, url: url)
         state.withLockedValue { $0.head = received }
         endIfAnsweredEarly(task)
