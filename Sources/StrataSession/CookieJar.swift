@@ -13,7 +13,9 @@ import Foundation
 /// `AsyncHTTPClientTransport` keeps cookies through one. So does ``URLSessionTransport`` on Linux,
 /// in place of FoundationNetworking, which ignores `httpShouldHandleCookies` and replaces a
 /// `Cookie` field of the request's own with the stored cookies.
-public struct CookieJar: Sendable {
+public struct CookieJar: @unchecked Sendable {
+    // Sendable: `HTTPCookieStorage` is thread-safe, though not marked Sendable on every platform.
+
     /// Where the cookies are kept.
     public let storage: HTTPCookieStorage
 
