@@ -13,9 +13,7 @@ import Foundation
 /// `AsyncHTTPClientTransport` keeps cookies through one. So does ``URLSessionTransport`` on Linux,
 /// in place of FoundationNetworking, which ignores `httpShouldHandleCookies` and replaces a
 /// `Cookie` field of the request's own with the stored cookies.
-public struct CookieJar: @unchecked Sendable {
-    // Sendable: `HTTPCookieStorage` is thread-safe, though not marked Sendable on every platform.
-
+public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage` locks each call itself.
     /// Where the cookies are kept.
     public let storage: HTTPCookieStorage
 
