@@ -13,6 +13,11 @@ import StrataCore
 ///
 /// A response passes through as it arrives, part by part; a copy of its body is kept on the way
 /// only when it may be stored, and stored when the body is complete.
+///
+/// The cache keys each exchange on the request as it goes on the wire, with the cookies the
+/// transport adds (``Transport/cookieJar``): a response that varies by `Cookie` answers only a
+/// request that would carry the same cookies — after a login or a logout, not the page stored
+/// for the user before.
 struct CachingTransport: Transport {
     let cache: HTTPCache
     let transport: any Transport
@@ -21,8 +26,14 @@ struct CachingTransport: Transport {
         try transport.validate(url)
     }
 
+    var cookieJar: CookieJar? { transport.cookieJar }
+
     func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
-        let request = attempt.request
+        // What is sent stays as it is: the transport adds its cookies itself.
+        var request = attempt.request
+        if let cookies = transport.cookieJar?.field(for: request) {
+            request.setValue(cookies, forHTTPHeaderField: "Cookie")
+        }
         let lookup = cache.lookup(request)
         switch lookup {
         case .fresh(let entry, let age):
@@ -33,15 +44,17 @@ struct CachingTransport: Transport {
                 url: request.url ?? URL(fileURLWithPath: "/"), statusCode: 504, httpVersion: "HTTP/1.1",
                 headers: ["Content-Length": "0"], isFromCache: true)
             return ResponsePlayback.start(head: head, steps: [], to: receiver)
-        case .revalidate(let conditional, let entry):
+        case .revalidate(let entry):
             var sent = attempt
-            sent.request = conditional
+            sent.request = entry.conditional(attempt.request)
             return CachedExchange.Pass(
-                cache: cache, transport: transport, attempt: attempt, receiver: receiver, stores: true
+                cache: cache, transport: transport, attempt: attempt, keyedOn: request, receiver: receiver,
+                stores: true
             ).start(sent, revalidating: entry)
         case .miss, .bypass:
             return CachedExchange.Pass(
-                cache: cache, transport: transport, attempt: attempt, receiver: receiver, stores: lookup.stores
+                cache: cache, transport: transport, attempt: attempt, keyedOn: request, receiver: receiver,
+                stores: lookup.stores
             ).start(attempt, revalidating: nil)
         }
     }
@@ -55,6 +68,8 @@ extension CachedExchange {
         private let cache: HTTPCache
         private let transport: any Transport
         private let attempt: TransportAttempt
+        /// The attempt's request as the cache keys it: with the transport's cookies.
+        private let keyed: URLRequest
         /// Dropped once told the end: it holds this exchange.
         private var receiver: (any ResponseReceiver)?
         private let stores: Bool
@@ -73,12 +88,13 @@ extension CachedExchange {
         private var kept: Data?
 
         init(
-            cache: HTTPCache, transport: any Transport, attempt: TransportAttempt, receiver: any ResponseReceiver,
-            stores: Bool
+            cache: HTTPCache, transport: any Transport, attempt: TransportAttempt, keyedOn keyed: URLRequest,
+            receiver: any ResponseReceiver, stores: Bool
         ) {
             self.cache = cache
             self.transport = transport
             self.attempt = attempt
+            self.keyed = keyed
             self.receiver = receiver
             self.stores = stores
         }
@@ -171,9 +187,8 @@ extension CachedExchange {
                 if attempt.request.httpMethod ?? "GET" != "GET" {
                     // §4.4: an answer to an unsafe method invalidates; the cache decides, from the head.
                     cache.store(
-                        response, body: Data(), for: attempt.request, requestTime: requestTime,
-                        responseTime: cache.now())
-                } else if cache.keepsBody(of: response, for: attempt.request) {
+                        response, body: Data(), for: keyed, requestTime: requestTime, responseTime: cache.now())
+                } else if cache.keepsBody(of: response, for: keyed) {
                     lock.lock()
                     kept = Data()
                     lock.unlock()
@@ -209,8 +224,7 @@ extension CachedExchange {
             if error == nil, let head, let kept, let response = head.httpURLResponse,
                 !head.isShorterThanAnnounced(Int64(kept.count), for: attempt.request)
             {
-                cache.store(
-                    response, body: kept, for: attempt.request, requestTime: requestTime, responseTime: cache.now())
+                cache.store(response, body: kept, for: keyed, requestTime: requestTime, responseTime: cache.now())
             }
             receiver?.finish(error)
         }

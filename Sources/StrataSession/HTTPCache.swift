@@ -24,8 +24,9 @@ import StrataCore
 ///   `must-revalidate` allows it.
 /// - **Reuses** a stored response while it is fresh (its age, counted as RFC 9111 §4.2.3 says, is
 ///   below its lifetime), and only for a request with the same values of the headers its `Vary`
-///   names (the most recent by `Date`, if several suit); the transport is not asked at all, and the
-///   answer carries an `Age` field with its current age. `Cache-Control: no-cache` in the
+///   names, as the request goes on the wire: with the cookies the transport adds
+///   (``Transport/cookieJar``). Of several that suit, the most recent by `Date` answers; the
+///   transport is not asked at all, and the answer carries an `Age` field with its current age. `Cache-Control: no-cache` in the
 ///   response, or `no-cache` in the request, means revalidating every time; a request's `max-age`
 ///   and `min-fresh` are obeyed, and `only-if-cached` gets a stored response or a `504`, never
 ///   the network.
@@ -42,7 +43,8 @@ import StrataCore
 /// A request that carries its own `If-None-Match` or `If-Modified-Since` is sent as it is, and its
 /// `304` reaches the caller. A body larger than a quarter of ``memoryCapacity`` is not kept. On
 /// disk, entries are plain files holding URLs and bodies: give the cache a folder only your app
-/// can read.
+/// can read. A response kept for a credential — it varies by `Cookie` or `Authorization`, which
+/// its request carried — is kept in memory only.
 public final class HTTPCache: Sendable {
     /// Whether the cache is shared by several users (a proxy, a server for many clients) rather
     /// than private to one. `false` by default: an app's cache is private.
@@ -99,8 +101,9 @@ public final class HTTPCache: Sendable {
         /// Answer `504 Gateway Timeout`: the request asked for a stored response only
         /// (`only-if-cached`) and none suits; nothing is sent.
         case unsatisfiable
-        /// Send this conditional request; a `304` to it refreshes the stored response.
-        case revalidate(URLRequest, CachedExchange)
+        /// Send the request made conditional on this stored response
+        /// (``CachedExchange/conditional(_:)``); a `304` to it refreshes the stored response.
+        case revalidate(CachedExchange)
         /// Send the request as it is; its response may be stored.
         case miss
         /// Send the request as it is, and store nothing of it.
@@ -135,14 +138,7 @@ public final class HTTPCache: Sendable {
         // §5.2.1.7: a stored response that suits, or a 504 — nothing is sent.
         if onlyIfCached { return .unsatisfiable }
         guard entry.etag != nil || entry.lastModified != nil else { return .miss }
-        var conditional = request
-        if let etag = entry.etag {
-            conditional.setValue(etag, forHTTPHeaderField: "If-None-Match")
-        }
-        if let lastModified = entry.lastModified {
-            conditional.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
-        }
-        return .revalidate(conditional, entry)
+        return .revalidate(entry)
     }
 
     // MARK: - Storing
@@ -253,8 +249,15 @@ public final class HTTPCache: Sendable {
         variants.insert(entry, at: 0)
         keepInMemory(variants, under: key)
         guard let file = file(for: key) else { return }
-        disk.async { [variants] in
-            guard let data = try? JSONEncoder().encode(variants) else { return }
+        // A variant kept for a credential (a response that varies by `Cookie`, say) stays in
+        // memory: on disk its key would be the credential, in a plain file.
+        let written = variants.filter { !$0.isKeptForACredential }
+        disk.async {
+            guard !written.isEmpty else {
+                try? FileManager.default.removeItem(at: file)
+                return
+            }
+            guard let data = try? JSONEncoder().encode(written) else { return }
             try? FileManager.default.createDirectory(
                 at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
             try? data.write(to: file, options: .atomic)
@@ -385,6 +388,25 @@ struct CachedExchange: Codable, Sendable {
 
     var etag: String? { header("ETag") }
     var lastModified: String? { header("Last-Modified") }
+
+    /// Whether the entry answers only requests with a given credential: its response varies by a
+    /// field ``/StrataCore/Redaction`` always hides (`Cookie`, `Authorization`), which its
+    /// request carried.
+    var isKeptForACredential: Bool {
+        varyValues.contains { name, value in value != nil && Redaction.credentialHeaderNames.contains(name) }
+    }
+
+    /// `request` made conditional on this response: sent with its validators (§4.3.1).
+    func conditional(_ request: URLRequest) -> URLRequest {
+        var conditional = request
+        if let etag {
+            conditional.setValue(etag, forHTTPHeaderField: "If-None-Match")
+        }
+        if let lastModified {
+            conditional.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
+        }
+        return conditional
+    }
 
     /// Whether `request` asks for the same values of the `Vary` headers.
     func matches(_ request: URLRequest) -> Bool {

@@ -51,9 +51,18 @@ public protocol Transport: Sendable {
     /// to, a port from 1 to 65535. A transport that sends elsewhere (a test double with a scheme
     /// of its own, a Unix socket) widens it.
     func validate(_ url: URL) throws(UnsupportedURLReason)
+
+    /// The cookies the transport adds to each request it sends and keeps from each response, if
+    /// it keeps any (by default `nil`: none). The pipeline's ``HTTPCache`` asks it: a response
+    /// that varies by `Cookie` is kept, and reused, for the cookies that went with its request —
+    /// which only the transport adds.
+    var cookieJar: CookieJar? { get }
 }
 
 extension Transport {
+    /// No cookies.
+    public var cookieJar: CookieJar? { nil }
+
     /// ``/StrataCore/HTTPURLCheck/validate(_:)``.
     public func validate(_ url: URL) throws(UnsupportedURLReason) {
         try HTTPURLCheck.validate(url)

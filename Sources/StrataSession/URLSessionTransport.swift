@@ -33,6 +33,9 @@ public final class URLSessionTransport: Transport {
     /// The configuration's cookies, kept by Strata on Linux (see ``CookieJar``); `nil` where the
     /// loading system keeps them (Apple platforms) or the configuration keeps none.
     private let cookies: CookieJar?
+    /// The configuration's cookies, which go with each request whoever adds them (Strata on
+    /// Linux, the loading system on Apple platforms); `nil` if the configuration keeps none.
+    public let cookieJar: CookieJar?
 
     /// Creates a transport.
     /// - Parameters:
@@ -57,6 +60,7 @@ public final class URLSessionTransport: Transport {
             // the request's own: Strata keeps the configuration's cookies itself, as it does over
             // AsyncHTTPClient.
             cookies = configuration.httpShouldSetCookies ? configuration.httpCookieStorage.map(CookieJar.init) : nil
+            cookieJar = cookies
             configuration.httpCookieStorage = nil
             configuration.httpShouldSetCookies = false
             usesDownloadTasks = (configuration.protocolClasses ?? []).allSatisfy {
@@ -65,6 +69,7 @@ public final class URLSessionTransport: Transport {
         #else
             usesDownloadTasks = true
             cookies = nil
+            cookieJar = configuration.httpShouldSetCookies ? configuration.httpCookieStorage.map(CookieJar.init) : nil
             let delegateQueue = OperationQueue()
             delegateQueue.name = "Strata.URLSessionTransport.delegate"
             delegateQueue.maxConcurrentOperationCount = 1

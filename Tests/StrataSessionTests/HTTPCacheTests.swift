@@ -14,16 +14,23 @@ private final class OriginServer: Transport {
     typealias Answer = @Sendable (URLRequest) -> (status: Int, headers: [String: String], body: String)
     private let answer: Answer
     private let received = Locked<[URLRequest]>([])
+    /// The cookies sent with each request, as a transport that keeps cookies sends them.
+    let cookieJar: CookieJar?
 
-    init(_ answer: @escaping Answer) {
+    init(cookies: CookieJar? = nil, _ answer: @escaping Answer) {
+        self.cookieJar = cookies
         self.answer = answer
     }
 
     var requests: [URLRequest] { received.value }
 
     func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
-        received.withLock { $0.append(attempt.request) }
-        let (status, headers, body) = answer(attempt.request)
+        var request = attempt.request
+        if let field = cookieJar?.field(for: request) {
+            request.setValue(field, forHTTPHeaderField: "Cookie")
+        }
+        received.withLock { $0.append(request) }
+        let (status, headers, body) = answer(request)
         let url = attempt.request.url ?? URL(fileURLWithPath: "/")
         let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(headers))
         return ResponsePlayback.start(head: head, steps: [.part(Data(body.utf8))], to: receiver)
@@ -296,6 +303,94 @@ private final class TestClock: Sendable {
         secondCache.removeAll()
         _ = try await get(second)
         #expect(origin.requests.count == 2)
+    }
+}
+
+/// Responses that vary by the cookies a transport adds below the cache.
+extension HTTPCacheTests {
+    /// A jar of its own, and a cookie for ``HTTPCacheTests/url``'s host to put in it.
+    private func jar() -> CookieJar {
+        CookieJar(storage: URLSessionConfiguration.ephemeral.httpCookieStorage ?? .shared)
+    }
+
+    private func setCookie(_ value: String, in jar: CookieJar) throws {
+        let cookie = try #require(
+            HTTPCookie(properties: [.name: "session", .value: value, .domain: "api.strata.test", .path: "/"]))
+        jar.storage.setCookie(cookie)
+    }
+
+    /// An origin whose page varies by `Cookie` and says which cookie it was made for.
+    private func pageVaryingByCookie(_ jar: CookieJar, _ cacheControl: String = "max-age=60") -> OriginServer {
+        OriginServer(cookies: jar) { request in
+            (
+                200, ["Cache-Control": cacheControl, "Vary": "Cookie"],
+                request.value(forHTTPHeaderField: "Cookie") ?? "none"
+            )
+        }
+    }
+
+    /// §4.1 with the transport's cookies: the cache keys a response on the request as it went on
+    /// the wire, so the page stored for no cookie does not answer once the jar holds one, nor one
+    /// cookie's page another's.
+    @Test func aResponseThatVariesByCookieAnswersOnlyTheCookiesTheTransportSends() async throws {
+        let jar = jar()
+        let origin = pageVaryingByCookie(jar)
+        let (manager, _) = manager(origin)
+        #expect(try await get(manager).body == "none")
+        try setCookie("alice", in: jar)
+        #expect(try await get(manager).body == "session=alice")
+        #expect(try await get(manager).body == "session=alice")
+        try setCookie("bob", in: jar)
+        #expect(try await get(manager).body == "session=bob")
+        #expect(origin.requests.count == 3)
+        // The request of the caller's own is kept as it was: the jar's cookie went on once.
+        #expect(
+            origin.requests.map { $0.value(forHTTPHeaderField: "Cookie") } == [nil, "session=alice", "session=bob"])
+    }
+
+    /// A stored response that varies by `Cookie` is revalidated with the request as the caller
+    /// made it: the transport adds its cookies to the conditional request once.
+    @Test func aRevalidationCarriesTheTransportsCookiesOnce() async throws {
+        let jar = jar()
+        try setCookie("alice", in: jar)
+        let origin = OriginServer(cookies: jar) { request in
+            request.value(forHTTPHeaderField: "If-None-Match") == "a"
+                ? (304, ["ETag": "a"], "")
+                : (200, ["Cache-Control": "no-cache", "ETag": "a", "Vary": "Cookie"], "page")
+        }
+        let (manager, _) = manager(origin)
+        #expect(try await get(manager).body == "page")
+        #expect(try await get(manager).body == "page")
+        #expect(origin.requests.count == 2)
+        #expect(origin.requests.last?.value(forHTTPHeaderField: "If-None-Match") == "a")
+        #expect(origin.requests.map { $0.value(forHTTPHeaderField: "Cookie") } == ["session=alice", "session=alice"])
+    }
+
+    /// A variant kept for a cookie is kept in memory only: on disk, its key would be the cookie,
+    /// in a plain file. The variant for no cookie is written as any response is.
+    @Test func aVariantKeptForACookieIsNotWrittenToDisk() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let jar = jar()
+        let origin = pageVaryingByCookie(jar)
+        let (first, firstCache) = manager(origin, directory: directory)
+        #expect(try await get(first).body == "none")
+        try setCookie("secret-value", in: jar)
+        #expect(try await get(first).body == "session=secret-value")
+        #expect(try await get(first).body == "session=secret-value")
+        firstCache.flush()
+        let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+        #expect(files.count == 1)
+        for file in files {
+            #expect(!String(decoding: try Data(contentsOf: file), as: UTF8.self).contains("secret-value"))
+        }
+        // A cache over the same folder has the page for no cookie, not the cookie's.
+        let (second, _) = manager(origin, directory: directory)
+        #expect(try await get(second).body == "session=secret-value")
+        #expect(origin.requests.count == 3)
+        jar.storage.cookies?.forEach(jar.storage.deleteCookie)
+        #expect(try await get(second).body == "none")
+        #expect(origin.requests.count == 3)
     }
 }
 

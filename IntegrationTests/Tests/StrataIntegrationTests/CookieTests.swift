@@ -90,6 +90,97 @@ import Testing
         }
     }
 
+    /// A page cached by a manager with an ``HTTPCache``: each user's page is their own (`Vary`,
+    /// naming `Cookie`), with an `ETag` that names the cookie it was made for; `Cache-Control` is
+    /// the query's `cache-control`. `/vary-cookie` answers `304` to a request whose
+    /// `If-None-Match` is that tag.
+    private struct CachedPage: Decodable, Sendable {
+        let cookie: String
+        let made: Int
+    }
+
+    /// The `Cookie` fields `/vary-cookie` got, in turn, and how many pages it made.
+    private final class Arrivals: @unchecked Sendable {  // Sendable: `lock` guards the `var`s.
+        private let lock = NSLock()
+        private var cookies: [String] = []
+        private var made = 0
+        func arrived(_ cookie: String, makes: Bool) -> Int {
+            lock.withLock {
+                cookies.append(cookie)
+                if makes { made += 1 }
+                return made
+            }
+        }
+        var seen: [String] { lock.withLock { cookies } }
+    }
+
+    private static func addCachedPage(to server: TestServer, varying vary: String, recording arrivals: Arrivals) {
+        server.router.add(nil, "/vary-cookie") { request in
+            let cookie = request.header("Cookie") ?? "none"
+            let tag = "\"\(cookie)\""
+            let headers = [("Cache-Control", request.queryValue("cache-control") ?? ""), ("Vary", vary), ("ETag", tag)]
+            guard request.header("If-None-Match") != tag else {
+                _ = arrivals.arrived(cookie, makes: false)
+                return .response(status: 304, headers: headers)
+            }
+            let made = arrivals.arrived(cookie, makes: true)
+            return .json(#"{"cookie": "\#(cookie)", "made": \#(made)}"#, headers: headers)
+        }
+    }
+
+    /// A stack whose manager caches, and the page, cached as `cacheControl` says.
+    private static func caching(
+        _ harness: Harness, _ cacheControl: String
+    ) -> (DefaultNetworkService, DefaultDataTransferService, Endpoint<CachedPage>) {
+        let network = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: harness.server.baseURL),
+            sessionManager: SessionManager.underTest(cache: HTTPCache()))
+        let transfer = DefaultDataTransferService(networkService: network, completionQueue: .global())
+        return (
+            network, transfer, Endpoint(path: "vary-cookie", queryParameters: ["cache-control": .string(cacheControl)])
+        )
+    }
+
+    /// A response that varies by `Cookie` is kept for the cookies the transport sent with it, which
+    /// the request above the transport does not carry: after a login, the page stored for nobody
+    /// is not the answer, however fresh.
+    @Test(arguments: ["Cookie", "accept-encoding, COOKIE"])
+    func aFreshResponseThatVariesByCookieAnswersOnlyTheSameCookies(vary: String) async throws {
+        try await Harness.with { harness in
+            Self.addRoutes(to: harness.server)
+            let arrivals = Arrivals()
+            Self.addCachedPage(to: harness.server, varying: vary, recording: arrivals)
+            let (network, transfer, page) = Self.caching(harness, "max-age=60")
+            for _ in 0..<2 {
+                let anonymous = try await transfer.request(page)
+                #expect(anonymous.cookie == "none" && anonymous.made == 1)
+            }
+            _ = try await network.request(endpoint: Endpoint<Void>(path: "login"))
+            for _ in 0..<2 {
+                let mine = try await transfer.request(page)
+                #expect(mine.cookie == "session=abc123" && mine.made == 2)
+            }
+            #expect(arrivals.seen == ["none", "session=abc123"])
+        }
+    }
+
+    /// A stored response that varies by `Cookie` is revalidated with the transport's cookies, sent
+    /// once: the `304` keeps the page.
+    @Test func aRevalidationOfAResponseThatVariesByCookieCarriesTheCookiesOnce() async throws {
+        try await Harness.with { harness in
+            Self.addRoutes(to: harness.server)
+            let arrivals = Arrivals()
+            Self.addCachedPage(to: harness.server, varying: "Cookie", recording: arrivals)
+            let (network, transfer, page) = Self.caching(harness, "no-cache")
+            _ = try await network.request(endpoint: Endpoint<Void>(path: "login"))
+            for _ in 0..<3 {
+                let mine = try await transfer.request(page)
+                #expect(mine.cookie == "session=abc123" && mine.made == 1)
+            }
+            #expect(arrivals.seen == Array(repeating: "session=abc123", count: 3))
+        }
+    }
+
     @Test func aRequestThatHandlesNoCookiesGetsAndKeepsNone() async throws {
         let none = Changing { $0.httpShouldHandleCookies = false }
         try await Harness.with(adapters: [none]) { harness in

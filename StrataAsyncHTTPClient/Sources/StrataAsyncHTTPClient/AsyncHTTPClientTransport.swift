@@ -68,8 +68,9 @@ public final class AsyncHTTPClientTransport: Transport {
     private let decompresses: Bool
     /// Where cookies are kept: sent with each attempt to a URL they match, stored from each
     /// response's `Set-Cookie` fields; `nil` for none.
-    public var cookieStorage: HTTPCookieStorage? { cookies?.storage }
-    private let cookies: CookieJar?
+    public var cookieStorage: HTTPCookieStorage? { cookieJar?.storage }
+    /// ``cookieStorage``, as the transport keeps it.
+    public let cookieJar: CookieJar?
     private let isShutDown = NIOLockedValueBox(false)
     /// Requests as ``makeRequest(_:)`` built them for a method and URL, before headers and body:
     /// AsyncHTTPClient takes a URL apart again for every request it is given (`HTTPClient.Request`'s
@@ -141,7 +142,7 @@ public final class AsyncHTTPClientTransport: Transport {
         self.client = client
         self.ownsClient = owned
         self.decompresses = decompresses
-        self.cookies = cookieStorage.map(CookieJar.init)
+        self.cookieJar = cookieStorage.map(CookieJar.init)
     }
 
     deinit {
@@ -221,7 +222,7 @@ public final class AsyncHTTPClientTransport: Transport {
             receiver: receiver,
             transport: self,
             resend: request.body == nil && Self.isIdempotent(request.method) ? request : nil,
-            cookies: cookies.map { ($0, attempt.request) }
+            cookies: cookieJar.map { ($0, attempt.request) }
         )
         let task = client.execute(request: request, delegate: delegate)
         delegate.started(task)
@@ -248,7 +249,7 @@ public final class AsyncHTTPClientTransport: Transport {
         if decompresses, !headers.contains(name: "Accept-Encoding") {
             headers.add(name: "Accept-Encoding", value: "gzip, deflate")
         }
-        if let field = cookies?.field(for: urlRequest) {
+        if let field = cookieJar?.field(for: urlRequest) {
             headers.replaceOrAdd(name: "Cookie", value: field)
         }
         let body: HTTPClient.Body?
