@@ -10,12 +10,23 @@ import Foundation
 /// before the pipeline sees it. A request whose `httpShouldHandleCookies` is off neither gets nor
 /// keeps any; its own field goes as it is.
 ///
+/// Cookies are read, kept and sent as RFC 6265 says, with its revision's stricter rules for
+/// `Secure` cookies: a `Secure` cookie goes only over `https` and is set only by a response over
+/// `https`, `Path` scopes a cookie, `Max-Age` wins over `Expires` and `Max-Age=0` removes the
+/// cookie, and a `Domain` the responding host is not within, or of one label, is refused.
+///
 /// `AsyncHTTPClientTransport` keeps cookies through one. So does ``URLSessionTransport`` on Linux,
-/// in place of FoundationNetworking, which ignores `httpShouldHandleCookies` and replaces a
-/// `Cookie` field of the request's own with the stored cookies.
+/// in place of FoundationNetworking, which ignores `httpShouldHandleCookies`, replaces a `Cookie`
+/// field of the request's own with the stored cookies, ignores `Max-Age` and `Path`, and sends
+/// `Secure` cookies over `http`.
 public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage` locks each call itself.
     /// Where the cookies are kept.
     public let storage: HTTPCookieStorage
+
+    /// The most cookies kept for one host: once it has as many, a response's new ones are
+    /// ignored (replacing one it has still works), so a server cannot grow the jar, or the
+    /// `Cookie` field it gets back, without bound.
+    public static let maximumCookiesPerHost = 180
 
     /// A jar over `storage`.
     public init(storage: HTTPCookieStorage) {
@@ -23,21 +34,93 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
     }
 
     /// The `Cookie` field `request` goes with, if it changes: the request's own field, then the
-    /// stored cookies that match its URL (RFC 6265, 5.4); `nil` when there are none to add.
+    /// stored cookies for its URL (RFC 6265 §5.4) — those whose domain and path the URL is
+    /// within, unexpired, `Secure` ones only over `https`, longer paths first; `nil` when there
+    /// are none to add.
     public func field(for request: URLRequest) -> String? {
         guard request.httpShouldHandleCookies, let url = request.url, let cookies = storage.cookies(for: url),
-            !cookies.isEmpty, let stored = HTTPCookie.requestHeaderFields(with: cookies)["Cookie"], !stored.isEmpty
+            !cookies.isEmpty
         else { return nil }
+        let stored = Self.value(of: cookies, sentTo: url, at: Date())
+        guard !stored.isEmpty else { return nil }
         guard let own = request.value(forHTTPHeaderField: "Cookie"), !own.isEmpty else { return stored }
         return own + "; " + stored
     }
 
-    /// Stores the cookies `fields` (the values of a response's `Set-Cookie` fields, each on its
-    /// own: an `Expires` date holds a comma) set, for a response to `request`.
-    public func store(_ fields: some Sequence<String>, from request: URLRequest) {
-        guard request.httpShouldHandleCookies, let url = request.url else { return }
-        let cookies = fields.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
-        guard !cookies.isEmpty else { return }
-        storage.setCookies(cookies, for: url, mainDocumentURL: request.mainDocumentURL ?? url)
+    /// The `Cookie` value of those of `cookies` a request to `url` carries at `now`. The storage's
+    /// own matching is not enough: on Linux it returns `Secure` cookies for `http` and ignores
+    /// `Path`. A cookie the field could not carry as it is (a control character, or a `;` that
+    /// would start another cookie, put into the storage by other code) is left out.
+    static func value(of cookies: [HTTPCookie], sentTo url: URL, at now: Date) -> String {
+        let isSecure = ["https", "wss"].contains(url.scheme?.lowercased() ?? "")
+        let encodedPath = url.path(percentEncoded: true)
+        let path = encodedPath.isEmpty ? "/" : encodedPath
+        return
+            cookies
+            .filter { cookie in
+                (isSecure || !cookie.isSecure) && SetCookie.pathMatches(path, cookie.path)
+                    && cookie.expiresDate.map { $0 > now } ?? true
+                    && Self.isSendable(cookie.name, orValue: false) && Self.isSendable(cookie.value, orValue: true)
+            }
+            .sorted { $0.path.utf8.count > $1.path.utf8.count }
+            .map { "\($0.name)=\($0.value)" }
+            .joined(separator: "; ")
+    }
+
+    private static func isSendable(_ text: String, orValue isValue: Bool) -> Bool {
+        !text.contains(";") && (isValue || (!text.isEmpty && !text.contains("="))) && SetCookie.isCookieText(text)
+    }
+
+    /// Stores what `fields` (the values of a response's `Set-Cookie` fields, each on its own: an
+    /// `Expires` date holds a comma) set, for a response to `request`, as RFC 6265 §5.3 says: a
+    /// cookie whose expiry has passed (`Max-Age=0`, an `Expires` in the past) removes the one it
+    /// names; a `Domain` the host is not within, or of one label, is ignored; so is `Secure` over
+    /// `http`, and a cookie over `http` that would replace a `Secure` one (RFC 6265bis). The
+    /// storage's `cookieAcceptPolicy` is obeyed.
+    public func store<Fields: Sequence>(_ fields: Fields, from request: URLRequest)
+    where Fields.Element: StringProtocol {
+        guard request.httpShouldHandleCookies, let url = request.url, storage.cookieAcceptPolicy != .never else {
+            return
+        }
+        let now = Date()
+        let isSecure = ["https", "wss"].contains(url.scheme?.lowercased() ?? "")
+        for field in fields {
+            switch SetCookie(String(field))?.effect(forResponseFrom: url, at: now) {
+            case .store(let cookie)?:
+                let present = storage.cookies(for: url) ?? []
+                let replaces = present.contains {
+                    Self.isSame($0, name: cookie.name, domain: cookie.domain, path: cookie.path)
+                }
+                guard replaces || present.count < Self.maximumCookiesPerHost else { continue }
+                if !isSecure, (storage.cookies ?? []).contains(where: { Self.isShadowed(cookie, by: $0) }) { continue }
+                storage.setCookies([cookie], for: url, mainDocumentURL: request.mainDocumentURL ?? url)
+            case .remove(let name, let domain, let path)?:
+                for stored in storage.cookies ?? [] where Self.isSame(stored, name: name, domain: domain, path: path) {
+                    storage.deleteCookie(stored)
+                }
+            case nil:
+                continue
+            }
+        }
+    }
+
+    /// Whether `cookie` is the one of `name`, `domain` and `path`, the three that name a cookie.
+    private static func isSame(_ cookie: HTTPCookie, name: String, domain: String, path: String) -> Bool {
+        cookie.name == name && cookie.path == path && cookie.domain.lowercased() == domain.lowercased()
+    }
+
+    /// Whether `secure`, a `Secure` cookie, keeps `cookie`, set over `http`, out: they share a
+    /// name, one's domain is within the other's, and `cookie`'s path is within `secure`'s
+    /// (RFC 6265bis §5.7 step 16).
+    private static func isShadowed(_ cookie: HTTPCookie, by secure: HTTPCookie) -> Bool {
+        guard secure.isSecure, secure.name == cookie.name, SetCookie.pathMatches(cookie.path, secure.path) else {
+            return false
+        }
+        let (one, other) = (Self.bare(cookie.domain), Self.bare(secure.domain))
+        return SetCookie.isWithin(one, domain: other) || SetCookie.isWithin(other, domain: one)
+    }
+
+    private static func bare(_ domain: String) -> String {
+        (domain.hasPrefix(".") ? String(domain.dropFirst()) : domain).lowercased()
     }
 }

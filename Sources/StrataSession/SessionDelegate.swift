@@ -213,12 +213,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
 
     /// Stores the cookies `response` sets in `cookies`' jar, before the pipeline sees it (a
     /// redirect's next hop carries them). FoundationNetworking joins repeated `Set-Cookie` fields
-    /// with commas, which `HTTPCookie` splits again, `Expires` dates aside.
+    /// with commas, which are split again, `Expires` dates aside.
     private static func keepCookies(
         of response: HTTPURLResponse, in cookies: (jar: CookieJar, request: URLRequest)?
     ) {
         guard let cookies, let fields = response.value(forHTTPHeaderField: "Set-Cookie") else { return }
-        cookies.jar.store([fields], from: cookies.request)
+        cookies.jar.store(SetCookie.split(joined: fields), from: cookies.request)
     }
 
     /// Why a response FoundationNetworking reports must not reach the pipeline, if it must not:

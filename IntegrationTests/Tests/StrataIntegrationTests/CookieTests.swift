@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataAsyncHTTPClient
 import StrataTestServer
 import StrataTestTransports
 import StrataTesting
@@ -30,6 +31,16 @@ import Testing
         }
         server.router.add(nil, "/me") { request in
             .json(#"{"cookie": "\#(request.header("Cookie") ?? "none")"}"#)
+        }
+        server.router.add(nil, "/admin/me") { request in
+            .json(#"{"cookie": "\#(request.header("Cookie") ?? "none")"}"#)
+        }
+        // How a server ends a session: the cookie's expiry set in the past.
+        server.router.add(nil, "/logout") { _ in
+            .json("{}", headers: [("Set-Cookie", "session=; Max-Age=0; Path=/")])
+        }
+        server.router.add(nil, "/login-admin") { _ in
+            .json("{}", headers: [("Set-Cookie", "admin=1; Path=/admin")])
         }
     }
 
@@ -64,6 +75,64 @@ import Testing
             #expect(try await harness.transfer.request(elsewhere).cookie == "none")
             #expect(try await harness.transfer.request(Endpoint<Me>(path: "me")).cookie == "session=abc123")
         }
+    }
+
+    @Test func aLogoutThatExpiresTheCookieEndsTheSession() async throws {
+        try await Harness.with { harness in
+            Self.addRoutes(to: harness.server)
+            _ = try await harness.network.request(endpoint: Endpoint<Void>(path: "login"))
+            #expect(try await harness.transfer.request(Endpoint<Me>(path: "me")).cookie == "session=abc123")
+            _ = try await harness.network.request(endpoint: Endpoint<Void>(path: "logout"))
+            #expect(try await harness.transfer.request(Endpoint<Me>(path: "me")).cookie == "none")
+        }
+    }
+
+    @Test func aCookieWithAPathGoesOnlyToThatPath() async throws {
+        try await Harness.with { harness in
+            Self.addRoutes(to: harness.server)
+            _ = try await harness.network.request(endpoint: Endpoint<Void>(path: "login-admin"))
+            #expect(try await harness.transfer.request(Endpoint<Me>(path: "admin/me")).cookie == "admin=1")
+            #expect(try await harness.transfer.request(Endpoint<Me>(path: "me")).cookie == "none")
+        }
+    }
+
+    /// A `Secure` cookie set over `https` does not go to the same host over `http` (cookies do not
+    /// tell ports apart): over AsyncHTTPClient, which trusts the test authority, on every run.
+    @Test func aSecureCookieGoesOnlyOverHTTPS() async throws {
+        let secure = try await TestServer.start(tls: try TestServer.tlsConfiguration(rogue: false))
+        let plain = try await TestServer.start()
+        for server in [secure, plain] {
+            server.router.add(nil, "/login") { _ in
+                .json("{}", headers: [("Set-Cookie", "token=s3cr3t; Secure; Path=/")])
+            }
+            server.router.add(nil, "/me") { request in
+                .json(#"{"cookie": "\#(request.header("Cookie") ?? "none")"}"#)
+            }
+        }
+        let transport = AsyncHTTPClientTransport(
+            configuration: try TLSTests.trustingTestAuthority(),
+            cookieStorage: URLSessionConfiguration.ephemeral.httpCookieStorage)
+        let manager = SessionManager(transport: transport)
+        func me(at server: TestServer) async throws -> String {
+            let transfer = DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: server.baseURL), sessionManager: manager),
+                completionQueue: .global())
+            return try await transfer.request(Endpoint<Me>(path: "me")).cookie
+        }
+        let login = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: plain.baseURL), sessionManager: manager)
+        // Set over http, a Secure cookie is refused.
+        _ = try await login.request(endpoint: Endpoint<Void>(path: "login"))
+        #expect(try await me(at: plain) == "none")
+        _ = try await DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: secure.baseURL), sessionManager: manager
+        ).request(endpoint: Endpoint<Void>(path: "login"))
+        #expect(try await me(at: secure) == "token=s3cr3t")
+        #expect(try await me(at: plain) == "none")
+        try await transport.shutdown()
+        try await secure.shutdown()
+        try await plain.shutdown()
     }
 
     /// Adapts each request as `change` says, as an app's adapter would.

@@ -1,0 +1,181 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One `Set-Cookie` field, read as RFC 6265 §5.2 says (and its revision, 6265bis, where it is
+/// stricter), and what it does to a jar for a response from a URL (§5.3).
+///
+/// Strata reads the fields itself rather than through `HTTPCookie.cookies(withResponseHeaderFields:for:)`:
+/// on Linux that ignores `Max-Age` (so `Max-Age=0`, how a server logs a session out, left the
+/// cookie in place) and accepts a `Domain` of one label (`Domain=.com`: a cookie for every host
+/// under it), and the storage it fills sends `Secure` cookies over `http` and ignores `Path`.
+struct SetCookie: Equatable {
+    var name: String
+    var value: String
+    /// `Expires`, read as an HTTP date.
+    var expires: Date?
+    /// `Max-Age` in seconds, which wins over `Expires`.
+    var maxAge: Int?
+    /// `Domain`, lowercased, without a leading dot.
+    var domain: String?
+    /// `Path`, when it begins with a slash.
+    var path: String?
+    var secure = false
+    var httpOnly = false
+    var sameSite: String?
+
+    /// The most bytes a name and value may hold together (6265bis §5.7 step 6).
+    static let maximumNameAndValueLength = 4_096
+    /// The most bytes an attribute's value may hold; a longer one is ignored (6265bis §5.7).
+    static let maximumAttributeValueLength = 1_024
+
+    /// Reads `field`; `nil` when it sets no cookie: no `=` in its first part, an empty name, a
+    /// control character in the name or value, or a name and value longer than 4,096 bytes.
+    init?(_ field: String) {
+        var parts = field.split(separator: ";", omittingEmptySubsequences: false).makeIterator()
+        guard let pair = parts.next(), let equals = pair.firstIndex(of: "=") else { return nil }
+        name = Self.trimmed(pair[..<equals])
+        value = Self.trimmed(pair[pair.index(after: equals)...])
+        guard !name.isEmpty, name.utf8.count + value.utf8.count <= Self.maximumNameAndValueLength,
+            Self.isCookieText(name), Self.isCookieText(value)
+        else { return nil }
+        while let attribute = parts.next() {
+            let (key, attributeValue): (String, String)
+            if let equals = attribute.firstIndex(of: "=") {
+                (key, attributeValue) = (
+                    Self.trimmed(attribute[..<equals]), Self.trimmed(attribute[attribute.index(after: equals)...])
+                )
+            } else {
+                (key, attributeValue) = (Self.trimmed(attribute), "")
+            }
+            guard attributeValue.utf8.count <= Self.maximumAttributeValueLength else { continue }
+            switch key.lowercased() {
+            case "expires":
+                if let date = HTTPDate.parse(attributeValue) { expires = date }
+            case "max-age":
+                maxAge = Self.maxAge(attributeValue) ?? maxAge
+            case "domain":
+                guard !attributeValue.isEmpty else { continue }
+                let domain = attributeValue.hasPrefix(".") ? String(attributeValue.dropFirst()) : attributeValue
+                self.domain = domain.lowercased()
+            case "path":
+                path = attributeValue.hasPrefix("/") ? attributeValue : nil
+            case "secure": secure = true
+            case "httponly": httpOnly = true
+            case "samesite": sameSite = attributeValue
+            default: continue
+            }
+        }
+    }
+
+    /// `Max-Age`'s value: an optional minus and digits (§5.2.2), clamped to what an `Int` holds.
+    private static func maxAge(_ text: String) -> Int? {
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        let magnitude = Int(digits) ?? Int.max
+        return text.hasPrefix("-") ? -magnitude : magnitude
+    }
+
+    private static func trimmed(_ text: Substring) -> String {
+        String(text.trimmingCharacters(in: CharacterSet(charactersIn: " \t")))
+    }
+
+    /// Whether `text` holds no control character but a tab (6265bis §5.7 steps 3 and 4).
+    static func isCookieText(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    // MARK: - What it does to a jar (§5.3)
+
+    /// What storing the field for a response from a URL comes to.
+    enum Effect: Equatable {
+        /// Store this cookie, replacing one of the same name, domain and path.
+        case store(HTTPCookie)
+        /// Remove the cookie of this name, domain and path (its expiry has passed: `Max-Age=0`,
+        /// or an `Expires` in the past).
+        case remove(name: String, domain: String, path: String)
+    }
+
+    /// What the field does for a response from `url` at `now`; `nil` when it is ignored: a
+    /// `Domain` the host is not within, or of one label (Strata carries no public-suffix list,
+    /// so `co.uk` is not refused), a `Domain` for an IP address other than itself, `Secure` over
+    /// `http`, or a `__Secure-` or `__Host-` name without what its prefix asks for.
+    func effect(forResponseFrom url: URL, at now: Date) -> Effect? {
+        guard let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+        let secureOrigin = ["https", "wss"].contains(url.scheme?.lowercased() ?? "")
+        if secure, !secureOrigin { return nil }
+        if name.hasPrefix("__Secure-"), !secure { return nil }
+        if name.hasPrefix("__Host-"), !secure || domain != nil || path != "/" { return nil }
+        let cookieDomain: String
+        if let domain, domain != host {
+            guard Self.isWithin(host, domain: domain), domain.contains("."), !Self.isIPAddress(host) else { return nil }
+            // A leading dot: the cookie goes to the domain's hosts too.
+            cookieDomain = "." + domain
+        } else {
+            // Host-only: to this host alone.
+            cookieDomain = host
+        }
+        let cookiePath = path ?? Self.defaultPath(of: url)
+        let expiry: Date? =
+            if let maxAge { maxAge <= 0 ? .distantPast : now.addingTimeInterval(TimeInterval(maxAge)) } else { expires }
+        if let expiry, expiry <= now {
+            return .remove(name: name, domain: cookieDomain, path: cookiePath)
+        }
+        var properties: [HTTPCookiePropertyKey: Any] = [
+            .name: name, .value: value, .domain: cookieDomain, .path: cookiePath,
+        ]
+        if let expiry { properties[.expires] = min(expiry, .distantFuture) }
+        if secure { properties[.secure] = "TRUE" }
+        if httpOnly { properties[HTTPCookiePropertyKey("HttpOnly")] = "TRUE" }
+        if let sameSite { properties[HTTPCookiePropertyKey("SameSite")] = sameSite }
+        return HTTPCookie(properties: properties).map(Effect.store)
+    }
+
+    /// Whether `host` is `domain` or a host within it (§5.1.3, domain-match).
+    static func isWithin(_ host: String, domain: String) -> Bool {
+        host == domain || (host.hasSuffix(domain) && host.dropLast(domain.count).hasSuffix("."))
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name.
+    static func isIPAddress(_ host: String) -> Bool {
+        if host.contains(":") { return true }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count == 4 && labels.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
+    }
+
+    /// The path a cookie without `Path` gets (§5.1.4): the request path up to its last slash.
+    static func defaultPath(of url: URL) -> String {
+        let path = url.path(percentEncoded: true)
+        guard path.hasPrefix("/"), let last = path.lastIndex(of: "/"), last != path.startIndex else { return "/" }
+        return String(path[..<last])
+    }
+
+    /// Whether a request for `requestPath` carries a cookie of `cookiePath` (§5.1.4, path-match).
+    static func pathMatches(_ requestPath: String, _ cookiePath: String) -> Bool {
+        guard requestPath.hasPrefix(cookiePath) else { return false }
+        return requestPath.count == cookiePath.count || cookiePath.hasSuffix("/")
+            || requestPath.dropFirst(cookiePath.count).hasPrefix("/")
+    }
+
+    /// The fields of a `Set-Cookie` value that joins several with commas, as FoundationNetworking
+    /// reports repeated fields: a comma starts a new field only when what follows it, up to the
+    /// next `;` or comma, holds a `=` (an `Expires` date's comma does not).
+    static func split(joined value: String) -> [Substring] {
+        var fields: [Substring] = []
+        var start = value.startIndex
+        var index = value.startIndex
+        while let comma = value[index...].firstIndex(of: ",") {
+            let rest = value[value.index(after: comma)...]
+            let next = rest.prefix { $0 != ";" && $0 != "," }
+            if next.contains("=") {
+                fields.append(value[start..<comma])
+                start = value.index(after: comma)
+            }
+            index = value.index(after: comma)
+        }
+        fields.append(value[start...])
+        return fields
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import Testing
+
+@testable import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `Set-Cookie` read as RFC 6265 §5.2 says, and the jar keeping and sending cookies as §5.3 and
+/// §5.4 do, with RFC 6265bis's rules for `Secure` cookies: what FoundationNetworking's own cookie
+/// handling gets wrong on Linux (`Secure` over `http`, `Path` ignored, `Max-Age` ignored, a
+/// `Domain` of one label accepted) is each shown here not to happen.
+@Suite struct CookieJarTests {
+    private let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func url(_ text: String) throws -> URL { try #require(URL(string: text)) }
+
+    /// A jar over a storage of its own, empty.
+    private func jar() throws -> CookieJar {
+        let jar = CookieJar(storage: try #require(URLSessionConfiguration.ephemeral.httpCookieStorage))
+        #expect(jar.storage.cookies?.isEmpty ?? true)
+        return jar
+    }
+
+    private func store(_ fields: [String], from url: String, in jar: CookieJar) throws {
+        jar.store(fields, from: URLRequest(url: try self.url(url)))
+    }
+
+    private func sent(to url: String, by jar: CookieJar) throws -> String? {
+        jar.field(for: URLRequest(url: try self.url(url)))
+    }
+
+    // MARK: - Reading a field (§5.2)
+
+    @Test func aFieldIsReadAsItsNameValueAndAttributesWhateverTheirCase() throws {
+        let cookie = try #require(
+            SetCookie(
+                " session = a b ; PATH=/app; domain=.Example.COM; SECURE; httponly; Max-Age=60; "
+                    + "Expires=Wed, 21 Oct 2099 07:28:00 GMT; SameSite=Lax; Unknown=1"))
+        #expect(cookie.name == "session" && cookie.value == "a b")
+        #expect(cookie.path == "/app" && cookie.domain == "example.com")
+        #expect(cookie.secure && cookie.httpOnly && cookie.maxAge == 60 && cookie.sameSite == "Lax")
+        #expect(cookie.expires == Date(timeIntervalSince1970: 4_096_250_880))
+    }
+
+    @Test(arguments: [
+        "no-equals-sign", "=value-without-name", " =x", "a\u{0}b=1", "a=b\u{7F}", "a=line\nbreak", "a=\r",
+        "n=" + String(repeating: "v", count: 4_096),
+    ])
+    func aFieldThatSetsNoCookieIsIgnored(field: String) {
+        #expect(SetCookie(field) == nil)
+    }
+
+    @Test func attributesThatCannotBeReadAreIgnored() throws {
+        let long = String(repeating: "a", count: 1_025)
+        let cookie = try #require(
+            SetCookie("a=1; Max-Age=soon; Path=relative; Domain=; Expires=never; Domain=\(long); Path=/\(long)"))
+        #expect(cookie.maxAge == nil && cookie.path == nil && cookie.domain == nil && cookie.expires == nil)
+        #expect(SetCookie("a=\tb")?.value == "b", "a tab is whitespace around the value")
+    }
+
+    @Test(arguments: [("-1", -1), ("0", 0), ("99999999999999999999", Int.max), ("-99999999999999999999", -Int.max)])
+    func maxAgeIsAnOptionalMinusAndDigits(field: String, seconds: Int) throws {
+        #expect(try #require(SetCookie("a=1; Max-Age=\(field)")).maxAge == seconds)
+    }
+
+    @Test func fieldsJoinedWithCommasAreSplitWhereAnotherCookieBegins() {
+        let joined = "a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT, b=2; Path=/, c=x,y, d=4"
+        #expect(
+            SetCookie.split(joined: joined) == [
+                "a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT", " b=2; Path=/", " c=x,y", " d=4",
+            ])
+    }
+
+    // MARK: - Paths and domains (§5.1)
+
+    @Test(arguments: [
+        ("https://h.test", "/"), ("https://h.test/", "/"), ("https://h.test/a", "/"), ("https://h.test/a/", "/a"),
+        ("https://h.test/a/b/c?q=1", "/a/b"), ("https://h.test/a%2Fb/c", "/a%2Fb"),
+    ])
+    func aCookieWithoutPathGetsTheRequestPathUpToItsLastSlash(url: String, path: String) throws {
+        #expect(SetCookie.defaultPath(of: try self.url(url)) == path)
+    }
+
+    @Test(arguments: [
+        ("/admin", "/admin", true), ("/admin/x", "/admin", true), ("/admin/x", "/admin/", true),
+        ("/administrator", "/admin", false), ("/", "/admin", false), ("/Admin", "/admin", false), ("/a", "/", true),
+    ])
+    func aPathIsWithinACookiesPathOnlyAtASlash(request: String, cookie: String, matches: Bool) {
+        #expect(SetCookie.pathMatches(request, cookie) == matches)
+    }
+
+    // MARK: - What a field does (§5.3)
+
+    @Test func aCookieWithoutDomainIsForItsHostAlone() throws {
+        let jar = try jar()
+        try store(["a=1"], from: "http://api.example.test/", in: jar)
+        #expect(try sent(to: "http://api.example.test/", by: jar) == "a=1")
+        #expect(try sent(to: "http://www.api.example.test/", by: jar) == nil)
+        #expect(try sent(to: "http://example.test/", by: jar) == nil)
+    }
+
+    @Test func aCookieWithADomainGoesToItsHostsTooButOnlyWithinIt() throws {
+        let jar = try jar()
+        try store(
+            ["a=1; Domain=example.test", "b=2; Domain=other.test", "c=3; Domain=www.api.example.test"],
+            from: "http://api.example.test/", in: jar)
+        #expect(try sent(to: "http://www.example.test/", by: jar) == "a=1")
+        #expect(try sent(to: "http://other.test/", by: jar) == nil)
+        #expect(try sent(to: "http://www.api.example.test/", by: jar) == "a=1")
+    }
+
+    /// Without a public-suffix list, a domain of one label is what can be refused: `Domain=.test`
+    /// from `evil.test` would set a cookie for every `.test` host (cookie tossing).
+    @Test func aDomainOfOneLabelIsRefused() throws {
+        let jar = try jar()
+        try store(["a=1; Domain=.test", "b=2; Domain=test"], from: "http://evil.test/", in: jar)
+        #expect(try sent(to: "http://bank.test/", by: jar) == nil)
+        #expect(try sent(to: "http://evil.test/", by: jar) == nil)
+        // A host of one label may name itself.
+        try store(["c=3; Domain=localhost"], from: "http://localhost:8080/", in: jar)
+        #expect(try sent(to: "http://localhost:9090/", by: jar) == "c=3")
+    }
+
+    @Test func anIPAddressTakesNoDomainButItself() throws {
+        let jar = try jar()
+        try store(
+            ["a=1; Domain=0.0.1", "b=2; Domain=127.0.0.1", "c=3; Domain=example.test"],
+            from: "http://127.0.0.1/", in: jar)
+        #expect(try sent(to: "http://127.0.0.1/", by: jar) == "b=2")
+    }
+
+    @Test func aSecureCookieIsSetOnlyOverHTTPSAndSentOnlyOverHTTPS() throws {
+        let jar = try jar()
+        try store(["plain=1; Secure"], from: "http://example.test/", in: jar)
+        #expect(try sent(to: "https://example.test/", by: jar) == nil)
+        try store(["s=1; Secure; Path=/"], from: "https://example.test/", in: jar)
+        #expect(try sent(to: "https://example.test/", by: jar) == "s=1")
+        #expect(try sent(to: "http://example.test/", by: jar) == nil)
+        // Over http, a cookie of the same name does not take the Secure one's place (6265bis).
+        try store(["s=from-http; Path=/"], from: "http://example.test/", in: jar)
+        #expect(try sent(to: "https://example.test/", by: jar) == "s=1")
+    }
+
+    @Test func prefixedNamesNeedWhatTheirPrefixSays() throws {
+        let jar = try jar()
+        try store(
+            [
+                "__Secure-a=1", "__Secure-b=2; Secure", "__Host-c=3; Secure; Path=/", "__Host-d=4; Secure",
+                "__Host-e=5; Secure; Path=/; Domain=example.test",
+            ], from: "https://example.test/x/y", in: jar)
+        let sent = try #require(try sent(to: "https://example.test/x/y", by: jar))
+        #expect(Set(sent.components(separatedBy: "; ")) == ["__Secure-b=2", "__Host-c=3"])
+    }
+
+    @Test func aPathScopesTheCookie() throws {
+        let jar = try jar()
+        try store(["admin=1; Path=/admin", "all=2; Path=/", "here=3"], from: "http://example.test/docs/page", in: jar)
+        #expect(try sent(to: "http://example.test/admin/users", by: jar) == "admin=1; all=2")
+        #expect(try sent(to: "http://example.test/administrator", by: jar) == "all=2")
+        #expect(try sent(to: "http://example.test/docs/other", by: jar) == "here=3; all=2")
+        #expect(try sent(to: "http://example.test/", by: jar) == "all=2")
+    }
+
+    /// How a server logs a session out: `Max-Age=0`, or an `Expires` in the past.
+    @Test(arguments: [
+        "session=; Max-Age=0", "session=x; Max-Age=-1", "session=; Expires=Thu, 01 Jan 1970 00:00:00 GMT",
+    ])
+    func anExpiryThatHasPassedRemovesTheCookie(field: String) throws {
+        let jar = try jar()
+        try store(["session=abc; Path=/", "other=1"], from: "http://example.test/", in: jar)
+        try store([field], from: "http://example.test/", in: jar)
+        #expect(try sent(to: "http://example.test/", by: jar) == "other=1")
+    }
+
+    @Test func maxAgeWinsOverExpires() throws {
+        let url = try url("http://example.test/")
+        let kept = try #require(SetCookie("a=1; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=60"))
+        guard case .store(let cookie)? = kept.effect(forResponseFrom: url, at: now) else {
+            Issue.record("not stored")
+            return
+        }
+        #expect(cookie.expiresDate == now.addingTimeInterval(60))
+        let removed = try #require(SetCookie("a=1; Max-Age=0; Expires=Wed, 21 Oct 2099 07:28:00 GMT"))
+        #expect(removed.effect(forResponseFrom: url, at: now) == .remove(name: "a", domain: "example.test", path: "/"))
+    }
+
+    @Test func aHostKeepsABoundedNumberOfCookies() throws {
+        let jar = try jar()
+        try store((0..<250).map { "c\($0)=\($0)" }, from: "http://example.test/", in: jar)
+        #expect(jar.storage.cookies?.count == CookieJar.maximumCookiesPerHost)
+        // One it has can still be replaced.
+        try store(["c0=new"], from: "http://example.test/", in: jar)
+        #expect(jar.storage.cookies?.first { $0.name == "c0" }?.value == "new")
+    }
+
+    @Test func aStoredCookieTheFieldCouldNotCarryIsLeftOut() throws {
+        let jar = try jar()
+        for (name, value) in [("bad", "a;b=c"), ("nul", "a\u{0}"), ("good", "1")] {
+            let cookie = try #require(
+                HTTPCookie(properties: [.name: name, .value: value, .domain: "example.test", .path: "/"]))
+            jar.storage.setCookie(cookie)
+        }
+        #expect(try sent(to: "http://example.test/", by: jar) == "good=1")
+    }
+
+    @Test func aRequestsOwnFieldGoesFirstAndOneThatHandlesNoCookiesGetsNone() throws {
+        let jar = try jar()
+        try store(["a=1"], from: "http://example.test/", in: jar)
+        var request = URLRequest(url: try url("http://example.test/"))
+        request.setValue("own=1", forHTTPHeaderField: "Cookie")
+        #expect(jar.field(for: request) == "own=1; a=1")
+        request.httpShouldHandleCookies = false
+        #expect(jar.field(for: request) == nil)
+        jar.store(["b=2"], from: request)
+        #expect(jar.storage.cookies?.count == 1)
+    }
+}
