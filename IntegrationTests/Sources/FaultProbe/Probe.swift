@@ -185,9 +185,8 @@ enum Probe {
         case .contentLengthLongerThanBody:
             return answer(head: "HTTP/1.1 200 OK\r\nContent-Length: 1000", body: "0123456789", expected: ["transport"])
         case .contentLengthShorterThanBody:
-            var scenario = answer(head: "HTTP/1.1 200 OK\r\nContent-Length: 5", body: "0123456789", expected: ["value"])
-            scenario.body = "01234"
-            return scenario
+            return answer(
+                head: "HTTP/1.1 200 OK\r\nContent-Length: 5", body: "0123456789", expected: ["value"], value: "01234")
         case .conflictingContentLengths:
             return answer(
                 head: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 10", body: "0123456789",
@@ -198,23 +197,17 @@ enum Probe {
         case .negativeContentLength:
             return answer(head: "HTTP/1.1 200 OK\r\nContent-Length: -5", body: "whatever", expected: ["transport"])
         case .chunkedWithContentLength:
-            var scenario = answer(
+            return answer(
                 head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3",
-                body: "5\r\nhello\r\n0\r\n\r\n", expected: ["value", "transport"])
-            scenario.body = "hello"
-            return scenario
+                body: "5\r\nhello\r\n0\r\n\r\n", expected: ["value", "transport"], value: "hello")
         case .repeatedContentLength:
-            var scenario = answer(
+            return answer(
                 head: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2", body: "ok",
-                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true))
-            scenario.body = "ok"
-            return scenario
+                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true), value: "ok")
         case .contentLengthList:
-            var scenario = answer(
+            return answer(
                 head: "HTTP/1.1 200 OK\r\nContent-Length: 2, 2", body: "ok",
-                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true))
-            scenario.body = "ok"
-            return scenario
+                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true), value: "ok")
         case .signedContentLength:
             return answer(head: "HTTP/1.1 200 OK\r\nContent-Length: +2", body: "ok", expected: ["transport"])
         case .chunkSizeOverflow:
@@ -257,17 +250,13 @@ enum Probe {
                 "HTTP/1.1 200 OK\nContent-Length: 2\nConnection: close\n\nok",
                 expected: read(byAsyncHTTPClient: false, byFoundationNetworking: false), body: "ok")
         case .obsFoldedField:
-            var scenario = answer(
+            return answer(
                 head: "HTTP/1.1 200 OK\r\nX-Folded: one\r\n two\r\nContent-Length: 2", body: "ok",
-                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true))
-            scenario.body = "ok"
-            return scenario
+                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true), value: "ok")
         case .spaceBeforeColon:
-            var scenario = answer(
+            return answer(
                 head: "HTTP/1.1 200 OK\r\nX-Spaced : yes\r\nContent-Length: 2", body: "ok",
-                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: false))
-            scenario.body = "ok"
-            return scenario
+                expected: read(byAsyncHTTPClient: false, byFoundationNetworking: false), value: "ok")
         case .continueThenNothing:
             return Scenario(
                 script: { connection in
@@ -646,9 +635,10 @@ enum Probe {
             }, expected: expected, body: body)
     }
 
-    /// A response with this head (the status line and headers) and body, then the connection closes.
-    private static func answer(head: String, body: String, expected: Set<String>) -> Scenario {
-        raw(head + "\r\nConnection: close\r\n\r\n" + body, expected: expected)
+    /// A response with this head (the status line and headers) and body, then the connection
+    /// closes; `value`, what a value read from it must be.
+    private static func answer(head: String, body: String, expected: Set<String>, value: String? = nil) -> Scenario {
+        raw(head + "\r\nConnection: close\r\n\r\n" + body, expected: expected, body: value)
     }
 
     /// A `200` with a document of `type` that cannot be decoded into what is asked for.
