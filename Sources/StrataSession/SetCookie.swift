@@ -53,7 +53,7 @@ struct SetCookie: Equatable {
             guard attributeValue.utf8.count <= Self.maximumAttributeValueLength else { continue }
             switch key.lowercased() {
             case "expires":
-                if let date = HTTPDate.parse(attributeValue) { expires = date }
+                if let date = Self.date(attributeValue) { expires = date }
             case "max-age":
                 maxAge = Self.maxAge(attributeValue) ?? maxAge
             case "domain":
@@ -68,6 +68,96 @@ struct SetCookie: Equatable {
             default: continue
             }
         }
+    }
+
+    /// A cookie date, read as §5.1.1 says: leniently, as servers write them (`Wed, 21 Oct 2099
+    /// 07:28:00 GMT`, `Wed, 21-Oct-2099 07:28:00 GMT`, `Wednesday, 21-Oct-99 07:28:00 GMT`, the
+    /// asctime form), always in UTC; `nil` for one without a time, a day, a month and a year, or
+    /// with one out of range.
+    static func date(_ text: String) -> Date? {
+        var time: (hour: Int, minute: Int, second: Int)?
+        var (day, month, year): (Int?, Int?, Int?)
+        // Delimiters: tab, space to '/', ';' to '@', '[' to '`', '{' to '~'.
+        let tokens = text.utf8.split { byte in
+            byte == 0x09 || (0x20...0x2F).contains(byte) || (0x3B...0x40).contains(byte)
+                || (0x5B...0x60).contains(byte) || (0x7B...0x7E).contains(byte)
+        }
+        for token in tokens {
+            if time == nil, let parsed = Self.time(token) {
+                time = parsed
+            } else if day == nil, let digits = Self.leadingDigits(token, 1...2) {
+                day = digits
+            } else if month == nil, let parsed = Self.month(token) {
+                month = parsed
+            } else if year == nil, let digits = Self.leadingDigits(token, 2...4) {
+                year = digits
+            }
+        }
+        guard let time, let day, let month, var year else { return nil }
+        if (70...99).contains(year) { year += 1900 } else if (0...69).contains(year) { year += 2000 }
+        guard year >= 1601, (1...Self.daysIn(month, of: year)).contains(day), time.hour <= 23, time.minute <= 59,
+            time.second <= 59
+        else { return nil }
+        let days = Self.daysSinceEpoch(year: year, month: month, day: day)
+        return Date(
+            timeIntervalSince1970: TimeInterval(((days * 24 + time.hour) * 60 + time.minute) * 60 + time.second))
+    }
+
+    /// `hh:mm:ss` (one or two digits each) at the start of `token`, then anything but a digit.
+    private static func time(_ token: Substring.UTF8View.SubSequence) -> (hour: Int, minute: Int, second: Int)? {
+        var fields: [Int] = []
+        var index = token.startIndex
+        while fields.count < 3 {
+            var value = 0
+            var digits = 0
+            while index < token.endIndex, (0x30...0x39).contains(token[index]), digits < 3 {
+                value = value * 10 + Int(token[index] - 0x30)
+                digits += 1
+                index = token.index(after: index)
+            }
+            guard (1...2).contains(digits) else { return nil }
+            fields.append(value)
+            if fields.count < 3 {
+                guard index < token.endIndex, token[index] == UInt8(ascii: ":") else { return nil }
+                index = token.index(after: index)
+            }
+        }
+        if index < token.endIndex, (0x30...0x39).contains(token[index]) { return nil }
+        return (fields[0], fields[1], fields[2])
+    }
+
+    /// The number `token` starts with, if it has `count` digits, then anything but a digit.
+    private static func leadingDigits(_ token: Substring.UTF8View.SubSequence, _ count: ClosedRange<Int>) -> Int? {
+        let digits = token.prefix { (0x30...0x39).contains($0) }
+        guard count.contains(digits.count) else { return nil }
+        return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+    }
+
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+    /// The month whose first three letters `token` starts with, any case.
+    private static func month(_ token: Substring.UTF8View.SubSequence) -> Int? {
+        guard token.count >= 3 else { return nil }
+        let prefix = String(decoding: token.prefix(3), as: UTF8.self).lowercased()
+        return months.firstIndex(of: prefix).map { $0 + 1 }
+    }
+
+    private static func daysIn(_ month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days from 1970-01-01 to the date, in the proleptic Gregorian calendar.
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = shiftedYear / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 
     /// `Max-Age`'s value: an optional minus and digits (§5.2.2), clamped to what an `Int` holds.

@@ -60,6 +60,36 @@ import Testing
         #expect(SetCookie("a=\tb")?.value == "b", "a tab is whitespace around the value")
     }
 
+    /// §5.1.1: dates as servers write them, read leniently, always in UTC.
+    @Test(arguments: [
+        ("Wed, 21 Oct 2099 07:28:00 GMT", 4_096_250_880.0), ("Wed, 21-Oct-2099 07:28:00 GMT", 4_096_250_880),
+        ("Wednesday, 21-Oct-99 07:28:00 GMT", 940_490_880), ("Thu, 01-Jan-1970 00:00:10 GMT", 10),
+        ("Sun Nov  6 08:49:37 1994", 784_111_777), ("6 NOVEMBER 1994 8:49:37", 784_111_777),
+        ("Sun, 06 Nov 94 08:49:37 +0100", 784_111_777), ("Thu, 01 Jan 1970 00:00:00 GMT", 0),
+        ("Tue, 29 Feb 2028 23:59:59 GMT", 1_835_481_599),
+    ])
+    func aCookieDateIsReadLeniently(text: String, seconds: TimeInterval) {
+        #expect(SetCookie.date(text) == Date(timeIntervalSince1970: seconds))
+    }
+
+    @Test(arguments: [
+        "", "never", "Wed, 21 Oct 2099", "21 Oct 2099 25:00:00", "31 Feb 2020 00:00:00", "29 Feb 2100 00:00:00",
+        "1 Jan 1600 00:00:00", "32 Jan 2020 00:00:00", "1 Foo 2020 00:00:00", "1 Jan 2020 00:60:00",
+        "1 Jan 2020 000:00:00", "111 Jan 2020 00:00:00",
+    ])
+    func aCookieDateWithoutATimeDayMonthAndYearInRangeIsNone(text: String) {
+        #expect(SetCookie.date(text) == nil)
+    }
+
+    /// A logout as some servers write it: a past date of the dashed form, which `HTTPDate` does
+    /// not read.
+    @Test func aPastDateOfTheDashedFormRemovesTheCookie() throws {
+        let jar = try jar()
+        try store(["session=abc; Path=/"], from: "http://example.test/", in: jar)
+        try store(["session=; Path=/; Expires=Thu, 01-Jan-1970 00:00:10 GMT"], from: "http://example.test/", in: jar)
+        #expect(try sent(to: "http://example.test/", by: jar) == nil)
+    }
+
     @Test(arguments: [("-1", -1), ("0", 0), ("99999999999999999999", Int.max), ("-99999999999999999999", -Int.max)])
     func maxAgeIsAnOptionalMinusAndDigits(field: String, seconds: Int) throws {
         #expect(try #require(SetCookie("a=1; Max-Age=\(field)")).maxAge == seconds)
