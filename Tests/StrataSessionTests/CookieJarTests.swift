@@ -1,4 +1,6 @@
 import Foundation
+import StrataCore
+import StrataTesting
 import Testing
 
 @testable import StrataSession
@@ -233,6 +235,34 @@ import Testing
             jar.storage.setCookie(cookie)
         }
         #expect(try sent(to: "http://example.test/", by: jar) == "good=1")
+    }
+
+    /// Whatever fields a server sends, the jar neither traps nor sends a `Cookie` field that HTTP
+    /// would refuse: fields of random bytes, names and attributes, over `http` and `https`, to
+    /// hosts and paths the cookies may or may not match.
+    @Test func randomFieldsNeverMakeAFieldHTTPRefuses() throws {
+        var random = SeededGenerator(seed: 0x5e7c_00c1e)
+        let pieces = [
+            "a", "b", "=", ";", ",", " ", "\t", "\u{0}", "\r\n", "\u{7F}", "é", "\"", "Domain=", "Path=", "Secure",
+            "Max-Age=", "Expires=", "HttpOnly", "__Host-", "__Secure-", "example.test", ".test", "/", "/a", "-1", "0",
+            "99999999999999999999", "Thu, 01 Jan 1970 00:00:00 GMT", "Wed, 21-Oct-2099 07:28:00 GMT", "127.0.0.1",
+            "%00", "..", String(repeating: "x", count: 2_000),
+        ]
+        let origins = [
+            "http://example.test/a/b", "https://www.example.test/", "http://127.0.0.1:8080/a", "https://test/",
+        ]
+        let jar = try jar()
+        for _ in 0..<600 {
+            let field = (0..<Int.random(in: 1...12, using: &random)).map { _ in pieces.randomElement(using: &random)! }
+                .joined()
+            let origin = try url(origins.randomElement(using: &random)!)
+            jar.store([field], from: URLRequest(url: origin))
+            let target = try url(origins.randomElement(using: &random)!)
+            if let sent = jar.field(for: URLRequest(url: target)) {
+                #expect((try? HTTPHeader(name: "Cookie", value: sent).validate()) != nil, "\(sent.debugDescription)")
+            }
+        }
+        #expect((jar.storage.cookies?.count ?? 0) <= CookieJar.maximumCookiesPerHost * origins.count)
     }
 
     @Test func aRequestsOwnFieldGoesFirstAndOneThatHandlesNoCookiesGetsNone() throws {
