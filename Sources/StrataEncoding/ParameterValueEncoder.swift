@@ -256,11 +256,18 @@ private struct Context {
         case let date as Date:
             switch options.dateEncodingStrategy {
             case .dateValue: return .date(date)
-            case .iso8601: return .string(date.formatted(.iso8601))
+            case .iso8601:
+                // The error holds the seconds, not the date: describing a date that is not a number traps.
+                guard URLEncodedFormEncoder.DateEncoding.iso8601Range.contains(date.timeIntervalSince1970) else {
+                    throw invalid(date.timeIntervalSince1970, "seconds from 1970 lie outside the years 0001 to 9999")
+                }
+                return .string(date.formatted(.iso8601))
             case .secondsSince1970: return .double(date.timeIntervalSince1970)
             case .millisecondsSince1970:
                 let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
-                guard let whole = Int(exactly: milliseconds) else { throw invalid(date, "is out of range") }
+                guard let whole = Int(exactly: milliseconds) else {
+                    throw invalid(date.timeIntervalSince1970, "seconds from 1970 are more milliseconds than Int holds")
+                }
                 return .int(whole)
             case .deferredToDate: return nil
             case .custom(let transform): return transform(date)

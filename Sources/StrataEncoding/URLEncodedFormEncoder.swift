@@ -110,7 +110,7 @@ public struct URLEncodedFormEncoder: Sendable {
             guard depth < maximumDepth else { throw .nestingTooDeep(maximum: maximumDepth) }
             try appendArray(elements, key: key, depth: depth + 1, to: &query)
         case .string, .int, .double, .bool, .date:
-            query.appendPair("\(key)=\(scalarText(value))")
+            query.appendPair("\(key)=\(try scalarText(value))")
         }
     }
 
@@ -130,7 +130,9 @@ public struct URLEncodedFormEncoder: Sendable {
         case .commaSeparated:
             let scalars = elements.filter(\.isScalar)
             if !scalars.isEmpty {
-                query.appendPair("\(key)=\(scalars.map(scalarText).joined(separator: ","))")
+                var texts: [String] = []
+                for scalar in scalars { texts.append(try scalarText(scalar)) }
+                query.appendPair("\(key)=\(texts.joined(separator: ","))")
             }
             for element in elements where !element.isScalar {
                 try append(element, key: "\(key)%5B%5D", depth: depth, to: &query)
@@ -139,7 +141,7 @@ public struct URLEncodedFormEncoder: Sendable {
     }
 
     /// The encoded text of a string, number, Boolean or date.
-    private func scalarText(_ value: ParameterValue) -> String {
+    private func scalarText(_ value: ParameterValue) throws(ParameterEncodingError) -> String {
         switch value {
         case .string(let text): return PercentEncoding.encodeQueryComponent(text)
         case .int(let number): return String(number)
@@ -149,25 +151,47 @@ public struct URLEncodedFormEncoder: Sendable {
             case .numeric: return flag ? "1" : "0"
             case .literal: return flag ? "true" : "false"
             }
-        case .date(let date): return PercentEncoding.encodeQueryComponent(dateEncoding.text(for: date))
+        case .date(let date):
+            guard let text = dateEncoding.text(for: date) else {
+                throw .encodingFailed(type: "Date", reason: dateEncoding.reason(refusing: date))
+            }
+            return PercentEncoding.encodeQueryComponent(text)
         case .null, .array, .object: return ""
         }
     }
 }
 
 extension URLEncodedFormEncoder.DateEncoding {
-    /// The text of `date` in this encoding (shared by the form and XML encoders).
-    package func text(for date: Date) -> String {
+    /// The text of `date` in this encoding (shared by the form and XML encoders); `nil` for a date
+    /// it cannot write: one that is not a number, milliseconds past `Int64`, or a year outside
+    /// ISO 8601's four digits (0001–9999), which the formatter would clamp into a wrong date.
+    package func text(for date: Date) -> String? {
+        let seconds = date.timeIntervalSince1970
         switch self {
         case .iso8601:
-            let hasFraction = date.timeIntervalSince1970.rounded(.down) != date.timeIntervalSince1970
+            guard Self.iso8601Range.contains(seconds) else { return nil }
+            let hasFraction = seconds.rounded(.down) != seconds
             return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: hasFraction))
         case .secondsSince1970:
-            return String(date.timeIntervalSince1970)
+            return seconds.isFinite ? String(seconds) : nil
         case .millisecondsSince1970:
-            return String(Int64((date.timeIntervalSince1970 * 1000).rounded()))
+            return Int64(exactly: (seconds * 1000).rounded()).map { String($0) }
         case .custom(let format):
             return format(date)
+        }
+    }
+
+    /// The seconds since 1970 of 0001-01-01T00:00:00Z up to 10000-01-01T00:00:00Z: the dates
+    /// ISO 8601 writes with a four-digit year.
+    package static let iso8601Range = -62_135_596_800.0..<253_402_300_800.0
+
+    /// Why `date` has no text in this encoding.
+    package func reason(refusing date: Date) -> String {
+        switch self {
+        case .iso8601:
+            "the date \(date.timeIntervalSince1970) seconds from 1970 lies outside the years 0001 to 9999 of ISO 8601"
+        case .secondsSince1970: "the date \(date.timeIntervalSince1970) seconds from 1970 is not a finite number"
+        default: "the date \(date.timeIntervalSince1970) seconds from 1970 has more milliseconds than Int64 holds"
         }
     }
 }

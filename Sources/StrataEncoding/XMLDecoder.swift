@@ -613,10 +613,12 @@ private struct ValueContainer: SingleValueDecodingContainer {
         case .iso8601:
             return (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
                 ?? (try? Date.ISO8601FormatStyle().parse(text))
+        // Only a finite number is a date: `Double` also reads "nan", "inf" and "1e999", and a date
+        // that is not a number traps when described.
         case .secondsSince1970:
-            return Double(text).map { Date(timeIntervalSince1970: $0) }
+            return Double(text).flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0) : nil }
         case .millisecondsSince1970:
-            return Double(text).map { Date(timeIntervalSince1970: $0 / 1000) }
+            return Double(text).flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0 / 1000) : nil }
         case .formatted(let formatter):
             return formatter.date(from: text)
         case .custom(let parse):

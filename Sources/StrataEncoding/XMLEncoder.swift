@@ -281,7 +281,7 @@ private struct Context {
         case .int(let number): element.text = String(number)
         case .double(let number): element.text = try self.text(number)
         case .bool(let flag): element.text = flag ? "true" : "false"
-        case .date(let date): element.text = state.options.dateEncoding.text(for: date)
+        case .date(let date): element.text = try text(date)
         case .null: break
         }
     }
@@ -330,7 +330,7 @@ private struct Context {
         if Value.self == Int.self { return String(read(Int.self)) }
         if Value.self == Bool.self { return read(Bool.self) ? "true" : "false" }
         if Value.self == Double.self { return try text(read(Double.self)) }
-        if Value.self == Date.self { return state.options.dateEncoding.text(for: read(Date.self)) }
+        if Value.self == Date.self { return try text(read(Date.self)) }
         if Value.self == Data.self { return read(Data.self).base64EncodedString() }
         if Value.self == URL.self { return read(URL.self).absoluteString }
         if Value.self == Decimal.self { return read(Decimal.self).description }
@@ -340,6 +340,17 @@ private struct Context {
     func text(_ number: Double) throws -> String {
         guard number.isFinite else { throw invalid(number, "is not a finite number") }
         return String(number)
+    }
+
+    func text(_ date: Date) throws -> String {
+        let encoding = state.options.dateEncoding
+        guard let text = encoding.text(for: date) else {
+            // The error holds the seconds, not the date: describing a date that is not a number traps.
+            throw EncodingError.invalidValue(
+                date.timeIntervalSince1970,
+                EncodingError.Context(codingPath: codingPath, debugDescription: encoding.reason(refusing: date)))
+        }
+        return text
     }
 
     func text(_ number: Float) throws -> String {

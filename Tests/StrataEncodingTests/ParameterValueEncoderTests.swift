@@ -56,6 +56,29 @@ import Testing
         #expect(try custom.encode(["at": date]) == ["at": "custom"])
     }
 
+    @Test(arguments: [Double.nan, .infinity, 1e17, -1e17])
+    func aDateTheStrategyCannotWriteIsAnError(seconds: Double) {
+        let date = Date(timeIntervalSince1970: seconds)
+        #expect(throws: ParameterEncodingError.self) {
+            try ParameterValueEncoder(dateEncodingStrategy: .iso8601).encode(["at": date])
+        }
+        #expect(throws: ParameterEncodingError.self) {
+            try ParameterValueEncoder(dateEncodingStrategy: .millisecondsSince1970).encode(["at": date])
+        }
+        // The year 10000 has milliseconds, but no ISO 8601 text of four digits.
+        #expect(throws: ParameterEncodingError.self) {
+            try ParameterValueEncoder(dateEncodingStrategy: .iso8601).encode([
+                "at": Date(timeIntervalSince1970: 253_402_300_800)
+            ])
+        }
+        // Each error can be shown: one holding the date itself traps when described.
+        do {
+            _ = try ParameterValueEncoder(dateEncodingStrategy: .iso8601).encode(["at": date])
+        } catch {
+            #expect(error.description.contains("\(seconds)"))
+        }
+    }
+
     @Test func dataURLAndDecimalHaveTextForms() throws {
         let encoder = ParameterValueEncoder()
         #expect(try encoder.encode(Data([0, 1, 2])) == "AAEC")

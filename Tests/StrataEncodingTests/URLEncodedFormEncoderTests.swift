@@ -27,6 +27,65 @@ import Testing
         #expect(try encoder.encode(["at": .date(Self.fractional)]) == "at=\(fraction)")
     }
 
+    /// A date the encoding cannot write — not a number, milliseconds past `Int64`, a year ISO 8601
+    /// has no four digits for — is an error, never a trap or a clamped, wrong date.
+    @Test(
+        arguments: [
+            (URLEncodedFormEncoder.DateEncoding.millisecondsSince1970, 1e17), (.millisecondsSince1970, -1e17),
+            (.millisecondsSince1970, .infinity), (.millisecondsSince1970, .nan), (.millisecondsSince1970, 9.3e15),
+            (.secondsSince1970, .infinity), (.secondsSince1970, -.infinity), (.secondsSince1970, .nan),
+            (.iso8601, .nan), (.iso8601, .infinity), (.iso8601, 1e17), (.iso8601, -1e17),
+            (.iso8601, 253_402_300_800), (.iso8601, -62_135_596_801),
+        ]
+    )
+    func aDateTheEncodingCannotWriteIsAnError(encoding: URLEncodedFormEncoder.DateEncoding, seconds: Double) {
+        let encoder = URLEncodedFormEncoder(dateEncoding: encoding)
+        #expect(throws: ParameterEncodingError.self) {
+            try encoder.encode(["at": .date(Date(timeIntervalSince1970: seconds))])
+        }
+        #expect(throws: ParameterEncodingError.self) {
+            try encoder.encode(["at": [.date(Date(timeIntervalSince1970: seconds))]])
+        }
+        #expect(throws: XMLError.self) {
+            try XMLEncoder(dateEncoding: encoding).encode(
+                ["at": .date(Date(timeIntervalSince1970: seconds))], rootElement: "r")
+        }
+        struct Stamp: Encodable { let at: Date }
+        #expect(throws: XMLError.self) {
+            try XMLEncoder(dateEncoding: encoding).encodeDocument(
+                Stamp(at: Date(timeIntervalSince1970: seconds)), rootElement: "s")
+        }
+        // Each error can be shown: one holding the date itself traps when described.
+        let encodings: [() throws -> Void] = [
+            { _ = try encoder.encode(["at": .date(Date(timeIntervalSince1970: seconds))]) },
+            {
+                _ = try XMLEncoder(dateEncoding: encoding).encodeDocument(
+                    Stamp(at: Date(timeIntervalSince1970: seconds)), rootElement: "s")
+            },
+        ]
+        for encode in encodings {
+            do {
+                _ = try encode()
+            } catch {
+                #expect(String(describing: error).contains("\(seconds)"))
+            }
+        }
+    }
+
+    @Test(
+        arguments: [
+            (URLEncodedFormEncoder.DateEncoding.iso8601, 253_402_300_799, "9999-12-31T23%3A59%3A59Z"),
+            (.millisecondsSince1970, 9e15, "9000000000000000000"),
+            (.millisecondsSince1970, -9e15, "-9000000000000000000"),
+        ]
+    )
+    func theFurthestDatesAnEncodingCanWriteAreWritten(
+        encoding: URLEncodedFormEncoder.DateEncoding, seconds: Double, text: String
+    ) throws {
+        let encoder = URLEncodedFormEncoder(dateEncoding: encoding)
+        #expect(try encoder.encode(["at": .date(Date(timeIntervalSince1970: seconds))]) == "at=\(text)")
+    }
+
     @Test func datesInArraysAndNestedObjectsFollowTheDateEncoding() throws {
         let encoder = URLEncodedFormEncoder(arrayEncoding: .indexInBrackets, dateEncoding: .millisecondsSince1970)
         let parameters: [String: ParameterValue] = ["range": ["from": .date(Self.date)], "days": [.date(Self.date)]]

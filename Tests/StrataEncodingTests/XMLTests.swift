@@ -107,6 +107,16 @@ import Testing
         #expect(try XMLDecoder(dateDecoding: .millisecondsSince1970).decode(Stamp.self, from: data) == stamp)
     }
 
+    @Test(arguments: ["nan", "inf", "-infinity", "1e999", "-1e999"])
+    func aNumberThatIsNoDateIsADecodingError(text: String) {
+        struct Stamp: Codable, Equatable { let at: Date }
+        for decoding in [XMLDecoder.DateDecoding.secondsSince1970, .millisecondsSince1970] {
+            #expect(throws: DecodingError.self) {
+                try XMLDecoder(dateDecoding: decoding).decode(Stamp.self, from: Data("<s><at>\(text)</at></s>".utf8))
+            }
+        }
+    }
+
     @Test func decodingADocumentThatDoesNotMatchIsADecodingError() {
         #expect(throws: DecodingError.self) {
             try XMLDecoder().decode(
