@@ -37,8 +37,11 @@ public struct RetryPolicy: RequestRetrier {
     /// The longest delay, in seconds: backoff stops growing there, and a `Retry-After` asking for
     /// longer is not retried at all.
     public var maximumDelay: TimeInterval
-    /// How much a backoff delay may vary: `0.25` spreads it over ±25 %.
-    public var jitter: Double
+    /// How much a backoff delay may vary: `0.25` spreads it over ±25 %. Kept within 0…1 however it
+    /// is set (not a number is 0).
+    public var jitter: Double {
+        didSet { jitter = Self.clamped(jitter) }
+    }
     /// The most seconds from the first attempt to the start of the last; `nil` for no deadline.
     public var deadline: TimeInterval?
     /// Whether a `Retry-After` header sets the delay.
@@ -67,12 +70,17 @@ public struct RetryPolicy: RequestRetrier {
         self.initialDelay = initialDelay
         self.multiplier = multiplier
         self.maximumDelay = maximumDelay
-        self.jitter = min(max(jitter, 0), 1)
+        self.jitter = Self.clamped(jitter)
         self.deadline = deadline
         self.honoursRetryAfter = honoursRetryAfter
         self.retryableMethods = retryableMethods
         self.retryableStatusCodes = retryableStatusCodes
         self.retryableURLErrorCodes = retryableURLErrorCodes
+    }
+
+    /// `jitter` within 0…1; 0 for not a number.
+    private static func clamped(_ jitter: Double) -> Double {
+        jitter.isNaN ? 0 : min(max(jitter, 0), 1)
     }
 
     /// Decides, as documented above.

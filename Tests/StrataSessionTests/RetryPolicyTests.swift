@@ -79,6 +79,18 @@ import Testing
         #expect(Set(samples).count > 100)
     }
 
+    /// A jitter set after the policy is made is kept within 0…1 too: an infinite one made the
+    /// spread's range infinite, and `Double.random(in:)` traps on that.
+    @Test(arguments: [Double.infinity, -.infinity, .nan, 7, -3, .greatestFiniteMagnitude])
+    func aJitterOutOfRangeIsClampedHoweverItIsSet(jitter: Double) {
+        var policy = RetryPolicy(initialDelay: 1, multiplier: 2, maximumDelay: 10)
+        policy.jitter = jitter
+        #expect((0...1).contains(policy.jitter))
+        #expect(RetryPolicy(jitter: jitter).jitter == policy.jitter)
+        let samples = (0..<50).map { _ in policy.backoff(afterAttempt: 2) }
+        #expect(samples.allSatisfy { (0...4).contains($0) })
+    }
+
     @Test func retryAfterInSecondsOrAsAnHTTPDateSetsTheDelay() throws {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         let policy = RetryPolicy(jitter: 0)
