@@ -81,7 +81,7 @@ public struct ConsoleNetworkLogger: EventMonitor {
         if level >= .debug { lines += headerLines(headers) }
         if level >= .verbose {
             if let body = request.httpBody, !body.isEmpty {
-                lines.append("  " + bodyText(body, contentType: headers["Content-Type"]))
+                lines.append(bodyLines(body, contentType: headers["Content-Type"]))
             }
             lines.append(cURL(request))
         }
@@ -108,12 +108,12 @@ public struct ConsoleNetworkLogger: EventMonitor {
             lines = ["← \(success.statusCode) \(target(of: request)) (\(elapsed))"]
         case .failure(let error):
             response = error.response
-            lines = ["← failed \(target(of: request)) (\(elapsed)): \(error.localizedDescription)"]
+            lines = ["← failed \(target(of: request)) (\(elapsed)): \(Self.printable(error.localizedDescription))"]
         }
         if let response, level >= .debug {
             lines += headerLines(response.headers)
             if level >= .verbose, !response.body.isEmpty {
-                lines.append("  " + bodyText(response.body, contentType: response.headers["Content-Type"]))
+                lines.append(bodyLines(response.body, contentType: response.headers["Content-Type"]))
             }
         }
         output(lines.joined(separator: "\n"))
@@ -163,11 +163,46 @@ public struct ConsoleNetworkLogger: EventMonitor {
     }
 
     private func target(of request: URLRequest) -> String {
-        "\(request.httpMethod ?? "GET") \(request.url.map(redaction.redact) ?? "<no URL>")"
+        Self.printable("\(request.httpMethod ?? "GET") \(request.url.map(redaction.redact) ?? "<no URL>")")
     }
 
     private func headerLines(_ headers: HTTPHeaders) -> [String] {
-        redaction.redact(headers).map { "  \($0.name): \($0.value)" }
+        redaction.redact(headers).map { "  \(Self.printable($0.name)): \(Self.printable($0.value))" }
+    }
+
+    /// The body as ``bodyText(_:contentType:)`` renders it, each of its lines indented under the
+    /// entry and made ``printable(_:)``: a body cannot start a line that reads as one of the logger's.
+    private func bodyLines(_ body: Data, contentType: String?) -> String {
+        bodyText(body, contentType: contentType)
+            .replacingOccurrences(of: "\r\n", with: "\n")
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .map { "  " + Self.printable(String($0)) }
+            .joined(separator: "\n")
+    }
+
+    /// `text` with each control character but tab — C0, DEL, C1 — and each bidirectional override or
+    /// isolate written as `\u{…}`. What a server sent (a header, a body, words quoted in an error)
+    /// then cannot move the terminal's cursor, recolour or clear it, hide text, or begin a line of
+    /// its own that reads as the logger's.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnprintable) else { return text }
+        var printable = ""
+        for scalar in text.unicodeScalars {
+            if isUnprintable(scalar) {
+                printable += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                printable.unicodeScalars.append(scalar)
+            }
+        }
+        return printable
+    }
+
+    private static func isUnprintable(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09: false
+        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 
     private func bodyText(_ body: Data, contentType: String?) -> String {

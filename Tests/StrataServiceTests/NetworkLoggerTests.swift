@@ -137,6 +137,52 @@ import Testing
         #expect(!curl.contains("hunter2") && !curl.contains("abc") && !curl.contains("t0k"))
     }
 
+    /// What a server sends is written with its control characters escaped: a header cannot clear
+    /// the terminal, recolour it, reverse the text, or start a line that reads as the logger's.
+    @Test func aServersControlCharactersAreWrittenEscaped() throws {
+        let captured = Locked<[String]>([])
+        let logger = ConsoleNetworkLogger(level: .verbose) { line in captured.withLock { $0.append(line) } }
+        let request = URLRequest(url: MockDefaults.baseURL)
+        let headers: HTTPHeaders = [
+            "X-Clear": "\u{1B}[2J\u{1B}]0;title\u{07}",
+            "X-Lines": "a\rb\nc\u{0}d\u{7F}e\u{85}f",
+            "X-Reversed": "\u{202E}gnp.exe\u{2066}",
+            "X-Tab": "a\tb ü ✓",
+        ]
+        logger.log(result: .success(NetworkResponse(statusCode: 200, headers: headers)), for: request, duration: .zero)
+        let failure = NetworkError.transport(
+            URLError(
+                .badServerResponse,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "server said \u{1B}[31mhello\n← 200 GET https://bank.example"
+                ]))
+        logger.log(result: .failure(failure), for: request, duration: .zero)
+        let written = captured.value.joined(separator: "\n")
+        #expect(written.contains(#"X-Clear: \u{1B}[2J\u{1B}]0;title\u{7}"#))
+        #expect(written.contains(#"X-Lines: a\u{D}b\u{A}c\u{0}d\u{7F}e\u{85}f"#))
+        #expect(written.contains(#"X-Reversed: \u{202E}gnp.exe\u{2066}"#))
+        #expect(written.contains("X-Tab: a\tb ü ✓"))
+        #expect(written.contains(#"server said \u{1B}[31mhello\u{A}← 200 GET https://bank.example"#))
+        // Every line the logger wrote starts as one of its own entries, or indented under one.
+        let lines = written.split(separator: "\n")
+        #expect(lines.allSatisfy { $0.hasPrefix("← ") || $0.hasPrefix("  ") })
+        #expect(!written.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" && $0 != "\t" })
+    }
+
+    /// A body written as text (a form's fields) keeps its line breaks, each line indented under
+    /// the entry, and has its other control characters escaped.
+    @Test func everyLineOfABodyIsIndentedUnderItsEntry() throws {
+        let captured = Locked<[String]>([])
+        let logger = ConsoleNetworkLogger(level: .verbose) { line in captured.withLock { $0.append(line) } }
+        let body = Data("a=1\r\n← 200 GET https://bank.example\nb=\u{1B}[2J".utf8)
+        let form: HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded"]
+        logger.log(
+            result: .success(NetworkResponse(statusCode: 200, headers: form, body: body)),
+            for: URLRequest(url: MockDefaults.baseURL), duration: .zero)
+        let written = try #require(captured.value.last)
+        #expect(written.hasSuffix("\n  a=1\n  ← 200 GET https://bank.example\n  b=\\u{1B}[2J"))
+    }
+
     @Test func binaryBodiesAreWrittenAsTheirSizeAndLongTextIsCut() {
         let json: HTTPHeaders = ["Content-Type": "application/json"]
         let captured = Locked<[String]>([])
