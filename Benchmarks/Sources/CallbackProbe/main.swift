@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOPosix
 import StackFixture
 import Strata
 import StrataAsyncHTTPClient
@@ -38,6 +39,8 @@ import StrataAsyncHTTPClient
 // is `raw` through AsyncHTTPClient's generic delegate API with its own `ResponseAccumulator`, and
 // `raw-delegate` the same with the smallest delegate a streaming transport could have (see
 // `BareDelegate`): what any transport built on that API pays before a line of Strata runs.
+// `STRATA_PROBE_LOOPS=N` gives the client a group of N event loops of its own instead of the
+// default group's (one per core): with one, every GET's delegate runs on its connection's loop.
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let base = URL(string: arguments[2]), let count = Int(arguments[3]), count > 0 else {
     print("usage: CallbackProbe raw|strata|both BASE-URL COUNT [ROUNDS [WIDTH]]")
@@ -52,8 +55,12 @@ do {
 let rounds = arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20
 let width = arguments.count > 5 ? max(1, Int(arguments[5]) ?? 1) : 1
 
+let loops = Int(ProcessInfo.processInfo.environment["STRATA_PROBE_LOOPS"] ?? "").map {
+    MultiThreadedEventLoopGroup(numberOfThreads: max(1, $0))
+}
 let client = HTTPClient(
-    eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: AsyncHTTPClientTransport.strataConfiguration())
+    eventLoopGroup: loops ?? HTTPClient.defaultEventLoopGroup,
+    configuration: AsyncHTTPClientTransport.strataConfiguration())
 let request = try HTTPClient.Request(url: base.appendingPathComponent("items").absoluteString)
 let transport = AsyncHTTPClientTransport(client: client, decompresses: true)
 let strata = DefaultDataTransferService(
