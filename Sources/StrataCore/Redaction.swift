@@ -70,6 +70,12 @@ public struct Redaction: Hashable, Sendable {
         Self.covers(name, bodyFields) || Self.covers(name, headerNames)
     }
 
+    /// Whether the value of query key `name` (percent-decoded) is hidden; for a nested key
+    /// (`user[token]`), whether any part is.
+    public func hidesQueryKey(named name: String) -> Bool {
+        Self.covers(name, queryKeys)
+    }
+
     /// Whether `name`, or any part of a nested name (`user[token]`, `token[0]`), is in `keys`.
     private static func covers(_ name: String, _ keys: Set<String>) -> Bool {
         let lowercased = name.lowercased()

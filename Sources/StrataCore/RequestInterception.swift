@@ -18,7 +18,8 @@ public protocol RequestAdapter: Sendable {
     ///
     /// Adapters run again on every redirect. On a redirect to another origin than the caller's
     /// request addressed, a credential field (`Authorization`, `Cookie`, the names of the manager's
-    /// ``Redaction``) that an adapter adds or changes is taken back unless this set holds the new
+    /// ``Redaction``) or a query item whose key the redaction hides (`api_key`, `access_token`,
+    /// its query keys) that an adapter adds or changes is taken back unless this set holds the new
     /// origin, so a token never follows a server's redirect to a host nobody named for it.
     var credentialOrigins: Set<Origin>? { get }
 }

@@ -77,6 +77,7 @@ public struct Interceptor: RequestInterceptor {
     ) {
         guard let adapter = adapters.first else { return completion(.success(request)) }
         let before = Self.credentials(of: request, redaction)
+        let secretItems = Self.secretQueryItems(of: request.url, redaction)
         let bound = request.url.flatMap(Origin.init).map { adapter.credentialOrigins?.contains($0) ?? false } ?? false
         let step = CancellableCompletion<Result<URLRequest, any Error>>(cancelledWith: .failure(CancellationError())) {
             result in
@@ -86,6 +87,7 @@ public struct Interceptor: RequestInterceptor {
                     for name in Self.credentials(of: adapted, redaction).keys {
                         adapted.setValue(before[name], forHTTPHeaderField: name)
                     }
+                    Self.restore(secretItems, in: &adapted, redaction)
                 }
                 adapt(adapted, with: adapters.dropFirst(), guard: redaction, completion: completion)
             case .failure: completion(result)
@@ -101,6 +103,38 @@ public struct Interceptor: RequestInterceptor {
     /// The credential fields of `request`, by name as it holds them.
     private static func credentials(of request: URLRequest, _ redaction: Redaction) -> [String: String] {
         (request.allHTTPHeaderFields ?? [:]).filter { redaction.hidesHeader(named: $0.key) }
+    }
+
+    /// The query items of `url` whose keys `redaction` hides (an API key, an access token), as they
+    /// are written, with their places among all the items.
+    private static func secretQueryItems(of url: URL?, _ redaction: Redaction) -> [(place: Int, item: URLQueryItem)] {
+        guard let url, url.query(percentEncoded: true) != nil,
+            let items = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedQueryItems
+        else { return [] }
+        return items.enumerated().compactMap { place, item in
+            redaction.hidesQueryKey(named: item.name.removingPercentEncoding ?? item.name) ? (place, item) : nil
+        }
+    }
+
+    /// Puts back the secret query items `request` had before an adapter ran (`before`), in their
+    /// places, in place of those it has now: for a request to an origin the adapter is not bound
+    /// to, an adapter adds or changes no query credential, as it adds or changes no credential field.
+    private static func restore(
+        _ before: [(place: Int, item: URLQueryItem)], in request: inout URLRequest, _ redaction: Redaction
+    ) {
+        let now = secretQueryItems(of: request.url, redaction)
+        guard now.map(\.item) != before.map(\.item), let url = request.url,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return }
+        var items = (components.percentEncodedQueryItems ?? []).filter { item in
+            !redaction.hidesQueryKey(named: item.name.removingPercentEncoding ?? item.name)
+        }
+        for (place, item) in before {
+            items.insert(item, at: min(place, items.count))
+        }
+        components.percentEncodedQueryItems = items.isEmpty ? nil : items
+        // A URL the items cannot make again goes nowhere: the request fails as one without a URL.
+        request.url = components.url
     }
 
     private static func retry(

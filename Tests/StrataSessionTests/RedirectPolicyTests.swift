@@ -111,6 +111,75 @@ import Testing
         #expect(landed.value(forHTTPHeaderField: "User-Agent") == "Strata-Tests")
     }
 
+    /// Adds query items (percent-encoded) to every request, replacing those of the same names, as
+    /// an adapter that puts an API key in the query does.
+    struct QueryAdapter: RequestAdapter {
+        let items: [URLQueryItem]
+        let origins: Set<Origin>?
+        var credentialOrigins: Set<Origin>? { origins }
+
+        func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+            var request = request
+            if let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
+                components.percentEncodedQueryItems =
+                    (components.percentEncodedQueryItems ?? []).filter { item in
+                        !items.contains { $0.name == item.name }
+                    } + items
+                request.url = components.url
+            }
+            completion(.success(request))
+        }
+    }
+
+    /// A secret query item an adapter adds (a key the redaction hides: `api_key`, `access_token`,
+    /// one registered) stays at the origins the adapter is bound to, as a credential header does;
+    /// what the redirect's own `Location` carries, and other items, go on.
+    @Test(arguments: [302, 307])
+    func aSecretQueryItemAnAdapterAddsDoesNotFollowARedirectToAnotherOrigin(status: Int) async throws {
+        let (origin, target) = stubs(status: status) { "https://\($0.host)/landed?page=2&token=from-the-server" }
+        let bound = try #require(Origin(origin.baseURL))
+        let manager = URLSessionManager(
+            configuration: origin.makeSessionConfiguration(),
+            adapters: [
+                QueryAdapter(
+                    items: [
+                        URLQueryItem(name: "api_key", value: "k3y"),
+                        URLQueryItem(name: "user%5BAccess_Token%5D", value: "t"),
+                        URLQueryItem(name: "sig", value: "registered"), URLQueryItem(name: "lang", value: "en"),
+                        URLQueryItem(name: "token", value: "from-the-adapter"),
+                    ], origins: nil),
+                QueryAdapter(items: [URLQueryItem(name: "client_secret", value: "bound")], origins: [bound]),
+            ],
+            redaction: Redaction(queryKeys: ["sig"])
+        )
+        #expect(try await outcome(URLRequest(url: origin.baseURL), manager: manager).error == nil)
+        let first = try #require(origin.requests.first?.url)
+        let sent = URLComponents(url: first, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(sent.map(\.name) == ["api_key", "user[Access_Token]", "sig", "lang", "token", "client_secret"])
+        let landed = try #require(target.requests.first?.url)
+        let items = URLComponents(url: landed, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(
+            items == [
+                URLQueryItem(name: "page", value: "2"), URLQueryItem(name: "token", value: "from-the-server"),
+                URLQueryItem(name: "lang", value: "en"),
+            ])
+    }
+
+    /// The `Location`'s query is kept as the server wrote it, however it is written, when an
+    /// adapter's secret item is taken out of it.
+    @Test(arguments: [
+        "page=2&token=a%2Fb%3D&&=&flag&x=%E2%9C%93;y&x=1", "=&&", "a=b=c&token", "%41%20=%2B+&TOKEN=%00",
+    ])
+    func theLocationsOwnQueryIsKeptAsWritten(query: String) async throws {
+        let (origin, target) = stubs { "https://\($0.host)/landed?\(query)" }
+        let manager = URLSessionManager(
+            configuration: origin.makeSessionConfiguration(),
+            adapters: [QueryAdapter(items: [URLQueryItem(name: "api_key", value: "k3y")], origins: nil)])
+        #expect(try await outcome(URLRequest(url: origin.baseURL), manager: manager).error == nil)
+        let landed = try #require(target.requests.first?.url)
+        #expect(landed.query(percentEncoded: true) == query)
+    }
+
     @Test func aCredentialTheDecisionAddsForAnotherOriginIsRemovedToo() async throws {
         let (origin, target) = stubs { "https://\($0.host)/landed" }
         let policy = RedirectPolicy.custom { next, _ in

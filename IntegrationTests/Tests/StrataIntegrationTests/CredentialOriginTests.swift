@@ -21,6 +21,8 @@ import Testing
         struct Entry: Sendable {
             let origin: String
             let headers: [String: String]
+            /// The `api_key` query item, as the request's query carried it.
+            let apiKey: String?
         }
         private let entries = NIOLockedValueBox<[Entry]>([])
 
@@ -35,7 +37,10 @@ import Testing
                     headers[name.lowercased()] = value
                 }
                 entries.withLockedValue {
-                    $0.append(Entry(origin: request.server.current.absoluteString, headers: headers))
+                    $0.append(
+                        Entry(
+                            origin: request.server.current.absoluteString, headers: headers,
+                            apiKey: request.queryValue("api_key")))
                 }
                 guard let next = request.queryValue("next") else { return .response(status: 204) }
                 return .response(status: Int(request.queryValue("code") ?? "") ?? 302, headers: [("Location", next)])
@@ -73,6 +78,18 @@ import Testing
         return next.flatMap(URL.init(string:))
     }
 
+    /// An adapter bound to no origin that puts an API key in the query, as many services ask.
+    struct QueryKeyAdapter: RequestAdapter {
+        func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+            var request = request
+            if let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
+                components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "api_key", value: "qk3y")]
+                request.url = components.url
+            }
+            completion(.success(request))
+        }
+    }
+
     /// Sends a `GET` along `chain` with every source of credentials at work, and returns what each
     /// hop saw.
     static func run(
@@ -91,6 +108,7 @@ import Testing
             adapters: [
                 HeadersAdapter(["Authorization": "Bearer t0ken"]),
                 HeadersAdapter(["X-Bound-Token": "b0und"], origins: [try #require(Origin(other))]),
+                QueryKeyAdapter(),
             ],
             interceptors: [CookieInterceptor()],
             redirectPolicy: policy,
@@ -123,6 +141,7 @@ import Testing
                     #expect(entry.headers[name] == nil, "hop \(index) to \(entry.origin) got \(name)")
                 }
                 #expect(entry.headers["x-bound-token"] == "b0und", "hop \(index): the bound adapter's token")
+                #expect(entry.apiKey == nil, "hop \(index) to \(entry.origin) got the query's api_key")
             } else {
                 #expect(entry.origin == main.absoluteString)
                 #expect(entry.headers["authorization"] == "Bearer t0ken", "hop \(index)")
@@ -130,6 +149,7 @@ import Testing
                 #expect(entry.headers["x-api-key"] == "k3y", "hop \(index)")
                 #expect(entry.headers["proxy-authorization"] == "Basic cHJveHk=", "hop \(index)")
                 #expect(entry.headers["x-bound-token"] == nil, "hop \(index)")
+                #expect(entry.apiKey == "qk3y", "hop \(index)")
             }
         }
     }
