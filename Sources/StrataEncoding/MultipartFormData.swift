@@ -42,6 +42,9 @@ public struct MultipartFormData: Sendable {
     public let boundary: String
     /// The parts, in order.
     public private(set) var parts: [Part] = []
+    /// The first value appended that no field can hold (a date outside ISO 8601's years), which
+    /// building the body reports.
+    private var refusal: MultipartError?
 
     /// Creates an empty form with `boundary` (by default a random one).
     public init(boundary: String = MultipartFormData.makeBoundary()) {
@@ -81,7 +84,13 @@ public struct MultipartFormData: Sendable {
             case .int(let number): appendText(String(number), name: path.joined())
             case .double(let number): appendText(String(number), name: path.joined())
             case .bool(let flag): appendText(flag ? "true" : "false", name: path.joined())
-            case .date(let date): appendText(date.formatted(.iso8601), name: path.joined())
+            case .date(let date):
+                guard URLEncodedFormEncoder.DateEncoding.iso8601Range.contains(date.timeIntervalSince1970) else {
+                    refusal =
+                        refusal ?? .unwritableDate(name: path.joined(), secondsSince1970: date.timeIntervalSince1970)
+                    continue
+                }
+                appendText(date.formatted(.iso8601), name: path.joined())
             case .null: appendText("", name: path.joined())
             }
         }
@@ -239,8 +248,10 @@ public struct MultipartFormData: Sendable {
         Data("--\(boundary)--\r\n".utf8)
     }
 
-    /// Throws unless the boundary and every part's MIME type can stand in a header as they are.
+    /// Throws unless the boundary and every part's MIME type can stand in a header as they are, and
+    /// every value appended could be written.
     private func validateHeaders() throws(MultipartError) {
+        if let refusal { throw refusal }
         let boundaryCharacters = "'+-._"
         guard (1...70).contains(boundary.utf8.count),
             boundary.unicodeScalars.allSatisfy({
@@ -283,6 +294,9 @@ public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStr
     case invalidMIMEType(String)
     /// The boundary is not 1 to 70 ASCII letters, digits and `'+-._`.
     case invalidBoundary(String)
+    /// A date appended as a field is not one of the years 0001 to 9999 that ISO 8601 writes (or
+    /// not a number of seconds at all).
+    case unwritableDate(name: String, secondsSince1970: Double)
 
     /// A sentence saying what was wrong.
     public var errorDescription: String? {
@@ -295,6 +309,9 @@ public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStr
             return "The MIME type \(type.debugDescription) of a multipart part is not a valid media type."
         case .invalidBoundary(let boundary):
             return "The multipart boundary \(boundary.debugDescription) is not 1 to 70 letters, digits and '+-._."
+        case .unwritableDate(let name, let seconds):
+            return "The date of field \(name.debugDescription), \(seconds) seconds from 1970, lies outside the years "
+                + "0001 to 9999 that ISO 8601 writes."
         }
     }
 

@@ -87,6 +87,24 @@ import Testing
         #expect(throws: MultipartError.invalidBoundary(boundary)) { try form.encoded() }
     }
 
+    /// A date ISO 8601 cannot write is refused when the body is built, not written clamped; the
+    /// fields before and after it are kept until then.
+    @Test(arguments: [Double.nan, .infinity, 1e17, -1e17, 253_402_300_800])
+    func aDateFieldISO8601CannotWriteIsRefused(seconds: Double) {
+        var form = MultipartFormData(boundary: "B")
+        form.append([
+            "when": .date(Date(timeIntervalSince1970: seconds)), "at": ["x": .date(Date(timeIntervalSince1970: 0))],
+        ])
+        #expect(form.parts.map(\.name) == ["at[x]"])
+        #expect(throws: MultipartError.self) { try form.encoded() }
+        do {
+            _ = try form.encoded()
+        } catch {
+            #expect(error.description.contains("\"when\""))
+            #expect(error.description.contains("\(seconds)"))
+        }
+    }
+
     @Test func mimeTypesComeFromATableOfExtensions() {
         #expect(MIMEType.forPathExtension("JPG") == "image/jpeg")
         #expect(MIMEType.forPathExtension("json") == "application/json")
