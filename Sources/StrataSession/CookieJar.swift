@@ -82,31 +82,28 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
         guard request.httpShouldHandleCookies, let url = request.url, storage.cookieAcceptPolicy != .never else {
             return
         }
-        let now = Date()
+        let effects = SetCookie.lastEffects(of: fields, forResponseFrom: url, at: Date())
+        guard !effects.isEmpty else { return }
         let isSecure = ["https", "wss"].contains(url.scheme?.lowercased() ?? "")
-        for field in fields {
-            switch SetCookie(String(field))?.effect(forResponseFrom: url, at: now) {
-            case .store(let cookie)?:
-                let present = storage.cookies(for: url) ?? []
-                let replaces = present.contains {
-                    Self.isSame($0, name: cookie.name, domain: cookie.domain, path: cookie.path)
-                }
+        // The storage is read once for the response, however many fields it has: on Linux every
+        // read copies and walks each cookie the storage holds.
+        let everyCookie = storage.cookies ?? []
+        var present = Set((storage.cookies(for: url) ?? []).map(SetCookie.Identity.init))
+        for effect in effects {
+            switch effect {
+            case .store(let cookie):
+                let replaces = present.contains(effect.cookie)
                 guard replaces || present.count < Self.maximumCookiesPerHost else { continue }
-                if !isSecure, (storage.cookies ?? []).contains(where: { Self.isShadowed(cookie, by: $0) }) { continue }
+                if !isSecure, everyCookie.contains(where: { Self.isShadowed(cookie, by: $0) }) { continue }
                 storage.setCookies([cookie], for: url, mainDocumentURL: request.mainDocumentURL ?? url)
-            case .remove(let name, let domain, let path)?:
-                for stored in storage.cookies ?? [] where Self.isSame(stored, name: name, domain: domain, path: path) {
+                present.insert(effect.cookie)
+            case .remove:
+                for stored in everyCookie where SetCookie.Identity(stored) == effect.cookie {
                     storage.deleteCookie(stored)
                 }
-            case nil:
-                continue
+                present.remove(effect.cookie)
             }
         }
-    }
-
-    /// Whether `cookie` is the one of `name`, `domain` and `path`, the three that name a cookie.
-    private static func isSame(_ cookie: HTTPCookie, name: String, domain: String, path: String) -> Bool {
-        cookie.name == name && cookie.path == path && cookie.domain.lowercased() == domain.lowercased()
     }
 
     /// Whether `secure`, a `Secure` cookie, keeps `cookie`, set over `http`, out: they share a

@@ -186,6 +186,50 @@ struct SetCookie: Equatable {
         /// Remove the cookie of this name, domain and path (its expiry has passed: `Max-Age=0`,
         /// or an `Expires` in the past).
         case remove(name: String, domain: String, path: String)
+
+        /// The cookie it stores or removes.
+        var cookie: Identity {
+            switch self {
+            case .store(let cookie): Identity(name: cookie.name, domain: cookie.domain, path: cookie.path)
+            case .remove(let name, let domain, let path): Identity(name: name, domain: domain, path: path)
+            }
+        }
+    }
+
+    /// The name, domain and path that name a cookie (the domain without case).
+    struct Identity: Hashable {
+        let name: String
+        let domain: String
+        let path: String
+
+        init(name: String, domain: String, path: String) {
+            (self.name, self.domain, self.path) = (name, domain.lowercased(), path)
+        }
+
+        init(_ cookie: HTTPCookie) {
+            self.init(name: cookie.name, domain: cookie.domain, path: cookie.path)
+        }
+    }
+
+    /// What the `Set-Cookie` fields of one response from `url` do, one effect for each cookie they
+    /// name — the last — in the order the cookies were first named: storing these leaves a jar as
+    /// taking every field in turn would, with one storage call for a cookie a server repeats a
+    /// thousand times. Fields that set nothing are left out.
+    static func lastEffects<Fields: Sequence>(
+        of fields: Fields, forResponseFrom url: URL, at now: Date
+    ) -> [Effect] where Fields.Element: StringProtocol {
+        var effects: [Effect] = []
+        var places: [Identity: Int] = [:]
+        for field in fields {
+            guard let effect = SetCookie(String(field))?.effect(forResponseFrom: url, at: now) else { continue }
+            if let place = places[effect.cookie] {
+                effects[place] = effect
+            } else {
+                places[effect.cookie] = effects.count
+                effects.append(effect)
+            }
+        }
+        return effects
     }
 
     /// What the field does for a response from `url` at `now`; `nil` when it is ignored: a

@@ -227,6 +227,51 @@ import Testing
         #expect(jar.storage.cookies?.first { $0.name == "c0" }?.value == "new")
     }
 
+    /// A response's fields come to one effect for each cookie they name — the last — in the order
+    /// the cookies were first named: a server repeating one cookie thousands of times costs the
+    /// storage one call for it, not one per field (on Linux each call copies and walks every cookie
+    /// the storage holds, on the thread that reads the response: AsyncHTTPClient's event loop).
+    @Test func aResponsesFieldsComeToTheLastEffectOnEachCookie() throws {
+        let url = try url("http://example.test/")
+        var fields = (0..<5_000).map { "same=\($0)" }
+        fields += [
+            "gone=1", "other=1", "gone=; Max-Age=0", "twice=2; Max-Age=0", "twice=3", "Same=case", "same=p; Path=/p",
+        ]
+        let effects = SetCookie.lastEffects(of: fields, forResponseFrom: url, at: now)
+        let described = effects.map { effect -> String in
+            switch effect {
+            case .store(let cookie): "\(cookie.name)=\(cookie.value) \(cookie.path)"
+            case .remove(let name, _, let path): "-\(name) \(path)"
+            }
+        }
+        #expect(described == ["same=4999 /", "-gone /", "other=1 /", "twice=3 /", "Same=case /", "same=p /p"])
+    }
+
+    /// What the jar keeps after a response of many fields is what taking them one after another
+    /// would leave: the last value of a repeated cookie, removals, and at most
+    /// ``CookieJar/maximumCookiesPerHost`` cookies, the first named.
+    @Test func aResponseOfManyFieldsLeavesWhatTakingThemInTurnWould() throws {
+        let jar = try jar()
+        let url = try url("http://example.test/")
+        try store(["kept=old", "gone=1", "twice=1"], from: "http://example.test/", in: jar)
+        var fields = (0..<5_000).map { "same=\($0)" }
+        fields += (0..<5_000).map { "c\($0)=\($0)" }
+        fields += ["gone=; Max-Age=0", "twice=2; Max-Age=0", "twice=3"]
+        jar.store(fields, from: URLRequest(url: url))
+        let stored = Dictionary(
+            (jar.storage.cookies(for: url) ?? []).map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        // Three stored, `same`, then `c0` to `c175` fill the 180; `gone` is removed after.
+        #expect(CookieJar.maximumCookiesPerHost == 180)
+        #expect(stored.count == 179)
+        #expect(stored["same"] == "4999")
+        #expect(stored["kept"] == "old")
+        #expect(stored["twice"] == "3")
+        #expect(stored["gone"] == nil)
+        #expect(stored["c0"] == "0")
+        #expect(stored["c175"] == "175")
+        #expect(stored["c176"] == nil)
+    }
+
     @Test func aStoredCookieTheFieldCouldNotCarryIsLeftOut() throws {
         let jar = try jar()
         for (name, value) in [("bad", "a;b=c"), ("nul", "a\u{0}"), ("good", "1")] {
