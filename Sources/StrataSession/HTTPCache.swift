@@ -41,7 +41,8 @@ import StrataCore
 /// test that shows it.
 ///
 /// A request that carries its own `If-None-Match` or `If-Modified-Since` is sent as it is, and its
-/// `304` reaches the caller. A body larger than a quarter of ``memoryCapacity`` is not kept. On
+/// `304` reaches the caller. A body larger than a quarter of ``memoryCapacity`` is not kept, nor
+/// more than ``maximumVariants`` responses for one URL (those used least recently go). On
 /// disk, entries are plain files holding URLs and bodies: give the cache a folder only your app
 /// can read. A response kept for a credential — it varies by `Cookie` or `Authorization`, which
 /// its request carried — is kept in memory only.
@@ -49,7 +50,8 @@ public final class HTTPCache: Sendable {
     /// Whether the cache is shared by several users (a proxy, a server for many clients) rather
     /// than private to one. `false` by default: an app's cache is private.
     public let isShared: Bool
-    /// The most body bytes kept in memory; the entries used least recently go first.
+    /// The most bytes kept in memory — each entry's body, its header fields, URL and `Vary`
+    /// values, and ``entryOverhead`` — ; the entries used least recently go first.
     public let memoryCapacity: Int
     /// Where entries are also written, one file each; `nil` for memory only.
     public let directory: URL?
@@ -67,7 +69,7 @@ public final class HTTPCache: Sendable {
 
     /// Creates a cache.
     /// - Parameters:
-    ///   - memoryCapacity: The most body bytes kept in memory; 16 MiB by default.
+    ///   - memoryCapacity: The most bytes kept in memory; 16 MiB by default.
     ///   - directory: A folder to also keep entries in, which survive the process; `nil` for none.
     ///   - isShared: Whether the cache serves several users (see ``isShared``).
     public convenience init(memoryCapacity: Int = 16 * 1_048_576, directory: URL? = nil, isShared: Bool = false) {
@@ -189,6 +191,15 @@ public final class HTTPCache: Sendable {
     }
 
     /// The methods RFC 9110 §9.2.1 defines as safe; an answer to any other invalidates.
+    /// The most responses kept for one URL (variants that differ by what their `Vary` names);
+    /// storing another drops the one stored longest ago.
+    public static let maximumVariants = 8
+
+    /// What an entry costs besides its body, header fields, URL and `Vary` values, in bytes, when
+    /// weighed against ``memoryCapacity``: so that many empty responses (a `204`, say) fill the
+    /// cache too.
+    public static let entryOverhead = 256
+
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
     private static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
@@ -247,6 +258,10 @@ public final class HTTPCache: Sendable {
         var variants = entries(for: key)
         variants.removeAll { $0.varyValues == entry.varyValues }
         variants.insert(entry, at: 0)
+        // A response that varies by a field each request sets differently (a request id, a
+        // rotating cookie) would otherwise add a variant per request, each looked at on every
+        // lookup of its URL.
+        variants.removeSubrange(min(variants.count, Self.maximumVariants)...)
         keepInMemory(variants, under: key)
         guard let file = file(for: key) else { return }
         // A variant kept for a credential (a response that varies by `Cookie`, say) stays in
@@ -266,14 +281,14 @@ public final class HTTPCache: Sendable {
 
     private func keepInMemory(_ variants: [CachedExchange], under key: String) {
         memory.withLock { memory in
-            memory.size -= memory.entries[key]?.reduce(0) { $0 + $1.body.count } ?? 0
+            memory.size -= memory.entries[key]?.reduce(0) { $0 + $1.cost } ?? 0
             memory.entries[key] = variants
-            memory.size += variants.reduce(0) { $0 + $1.body.count }
+            memory.size += variants.reduce(0) { $0 + $1.cost }
             memory.order.removeAll { $0 == key }
             memory.order.append(key)
             while memory.size > memoryCapacity, let oldest = memory.order.first {
                 memory.order.removeFirst()
-                memory.size -= memory.entries.removeValue(forKey: oldest)?.reduce(0) { $0 + $1.body.count } ?? 0
+                memory.size -= memory.entries.removeValue(forKey: oldest)?.reduce(0) { $0 + $1.cost } ?? 0
             }
         }
     }
@@ -288,7 +303,7 @@ public final class HTTPCache: Sendable {
 
     private func invalidate(_ key: String) {
         memory.withLock { memory in
-            memory.size -= memory.entries.removeValue(forKey: key)?.reduce(0) { $0 + $1.body.count } ?? 0
+            memory.size -= memory.entries.removeValue(forKey: key)?.reduce(0) { $0 + $1.cost } ?? 0
             memory.order.removeAll { $0 == key }
         }
         if let file = file(for: key) {
@@ -328,6 +343,14 @@ struct CachedExchange: Codable, Sendable {
     let date: Date
     /// `Expires` − `Date`: `nil` without `Expires`, 0 for an invalid one (a date in the past).
     let expiresLifetime: TimeInterval?
+
+    /// What keeping this in memory is weighed at: its body, header fields, URL and `Vary` values,
+    /// and ``HTTPCache/entryOverhead``.
+    var cost: Int {
+        let fields = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        let vary = varyValues.reduce(0) { $0 + $1.key.utf8.count + ($1.value?.utf8.count ?? 0) }
+        return body.count + fields + vary + url.utf8.count + HTTPCache.entryOverhead
+    }
 
     init(response: HTTPURLResponse, body: Data, request: URLRequest, requestTime: Date, responseTime: Date) {
         var headers: [String: String] = [:]

@@ -188,6 +188,46 @@ private final class TestClock: Sendable {
         #expect(origin.requests.count == 3)
     }
 
+    /// A response that varies by a field each request sets differently (a request id) keeps at
+    /// most ``HTTPCache/maximumVariants`` variants of its URL: the one stored longest ago goes.
+    @Test func aURLKeepsABoundedNumberOfVariants() async throws {
+        let origin = OriginServer { request in
+            (
+                200, ["Cache-Control": "max-age=60", "Vary": "X-Request-ID"],
+                request.value(forHTTPHeaderField: "X-Request-ID") ?? ""
+            )
+        }
+        let (manager, _) = manager(origin)
+        let count = HTTPCache.maximumVariants + 4
+        for id in 0..<count {
+            #expect(try await get(manager, headers: ["X-Request-ID": "\(id)"]).body == "\(id)")
+        }
+        #expect(origin.requests.count == count)
+        // The latest are answered from the cache, the first are not.
+        #expect(try await get(manager, headers: ["X-Request-ID": "\(count - 1)"]).body == "\(count - 1)")
+        #expect(origin.requests.count == count)
+        #expect(try await get(manager, headers: ["X-Request-ID": "0"]).body == "0")
+        #expect(origin.requests.count == count + 1)
+    }
+
+    /// An entry is weighed with its header fields and a fixed overhead, not its body alone: empty
+    /// responses fill the cache and the least used go, where they were kept without bound.
+    @Test func manyEmptyResponsesFillTheCacheToo() async throws {
+        let origin = OriginServer { _ in (204, ["Cache-Control": "max-age=60"], "") }
+        let clock = self.clock
+        let cache = HTTPCache(memoryCapacity: 16_384, directory: nil, isShared: false, now: { clock.now })
+        let manager = SessionManager(transport: origin, cache: cache)
+        let urls = (0..<100).compactMap { URL(string: "https://api.strata.test/items/\($0)") }
+        for url in urls {
+            #expect(try await get(manager, url: url).status == 204)
+        }
+        #expect(origin.requests.count == 100)
+        _ = try await get(manager, url: urls[99])
+        #expect(origin.requests.count == 100)
+        _ = try await get(manager, url: urls[0])
+        #expect(origin.requests.count == 101)
+    }
+
     @Test func varyKeepsOneResponsePerValueAndVaryStarNone() async throws {
         let origin = OriginServer { request in
             request.url?.path == "/star"
