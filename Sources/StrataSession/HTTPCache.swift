@@ -55,6 +55,8 @@ public final class HTTPCache: Sendable {
     public let memoryCapacity: Int
     /// Where entries are also written, one file each; `nil` for memory only.
     public let directory: URL?
+    /// The most bytes of files kept in ``directory``; the files written longest ago go first.
+    public let diskCapacity: Int
 
     private struct Memory: Sendable {
         var entries: [String: [CachedExchange]] = [:]
@@ -66,22 +68,33 @@ public final class HTTPCache: Sendable {
     package let now: @Sendable () -> Date
     /// Writes and removes files in order, off the thread that answered.
     private let disk = DispatchQueue(label: "Strata.HTTPCache.disk")
+    /// The files in ``directory`` with their sizes, read from the folder when first written to;
+    /// used on `disk` only.
+    private let files = Locked<DiskFiles?>(nil)
 
     /// Creates a cache.
     /// - Parameters:
     ///   - memoryCapacity: The most bytes kept in memory; 16 MiB by default.
     ///   - directory: A folder to also keep entries in, which survive the process; `nil` for none.
+    ///   - diskCapacity: The most bytes of files kept in `directory`; 64 MiB by default.
     ///   - isShared: Whether the cache serves several users (see ``isShared``).
-    public convenience init(memoryCapacity: Int = 16 * 1_048_576, directory: URL? = nil, isShared: Bool = false) {
-        self.init(memoryCapacity: memoryCapacity, directory: directory, isShared: isShared, now: Date.init)
+    public convenience init(
+        memoryCapacity: Int = 16 * 1_048_576, directory: URL? = nil, diskCapacity: Int = 64 * 1_048_576,
+        isShared: Bool = false
+    ) {
+        self.init(
+            memoryCapacity: memoryCapacity, directory: directory, diskCapacity: diskCapacity, isShared: isShared,
+            now: Date.init)
     }
 
     /// Creates a cache whose clock is `now`, for tests of freshness.
     package init(
-        memoryCapacity: Int, directory: URL?, isShared: Bool, now: @escaping @Sendable () -> Date
+        memoryCapacity: Int, directory: URL?, diskCapacity: Int = 64 * 1_048_576, isShared: Bool,
+        now: @escaping @Sendable () -> Date
     ) {
         self.memoryCapacity = memoryCapacity
         self.directory = directory
+        self.diskCapacity = diskCapacity
         self.isShared = isShared
         self.now = now
     }
@@ -90,7 +103,10 @@ public final class HTTPCache: Sendable {
     public func removeAll() {
         memory.withLock { $0 = Memory() }
         if let directory {
-            disk.sync { try? FileManager.default.removeItem(at: directory) }
+            disk.sync {
+                try? FileManager.default.removeItem(at: directory)
+                files.withLock { $0 = DiskFiles() }
+            }
         }
     }
 
@@ -267,16 +283,36 @@ public final class HTTPCache: Sendable {
         // A variant kept for a credential (a response that varies by `Cookie`, say) stays in
         // memory: on disk its key would be the credential, in a plain file.
         let written = variants.filter { !$0.isKeptForACredential }
-        disk.async {
-            guard !written.isEmpty else {
-                try? FileManager.default.removeItem(at: file)
-                return
+        disk.async { [self] in
+            guard !written.isEmpty, let data = try? JSONEncoder().encode(written) else {
+                return removeFile(file)
             }
-            guard let data = try? JSONEncoder().encode(written) else { return }
             try? FileManager.default.createDirectory(
                 at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try? data.write(to: file, options: .atomic)
+            guard (try? data.write(to: file, options: .atomic)) != nil else { return removeFile(file) }
+            wrote(file, size: data.count)
         }
+    }
+
+    /// Counts `file`, just written, and removes the files written longest ago while the folder
+    /// holds more than ``diskCapacity``. On `disk` only.
+    private func wrote(_ file: URL, size: Int) {
+        let removed = files.withLock { files -> [String] in
+            var known = files ?? DiskFiles(in: file.deletingLastPathComponent())
+            known.set(file.lastPathComponent, size: size)
+            let removed = known.trim(to: max(0, diskCapacity))
+            files = known
+            return removed
+        }
+        for name in removed {
+            try? FileManager.default.removeItem(at: file.deletingLastPathComponent().appendingPathComponent(name))
+        }
+    }
+
+    /// Removes `file` and forgets it. On `disk` only.
+    private func removeFile(_ file: URL) {
+        try? FileManager.default.removeItem(at: file)
+        files.withLock { $0?.set(file.lastPathComponent, size: nil) }
     }
 
     private func keepInMemory(_ variants: [CachedExchange], under key: String) {
@@ -307,7 +343,7 @@ public final class HTTPCache: Sendable {
             memory.order.removeAll { $0 == key }
         }
         if let file = file(for: key) {
-            disk.async { try? FileManager.default.removeItem(at: file) }
+            disk.async { [self] in removeFile(file) }
         }
     }
 
@@ -325,6 +361,56 @@ public final class HTTPCache: Sendable {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
         }
         return directory.appendingPathComponent(String(hash, radix: 16) + ".json")
+    }
+}
+
+/// The entry files of a cache's folder, with their sizes, the one written longest ago first.
+private struct DiskFiles: Sendable {
+    private var sizes: [String: Int] = [:]
+    private var order: [String] = []
+    private var total = 0
+
+    init() {}
+
+    /// The `.json` files `directory` holds, the one modified longest ago first.
+    init(in directory: URL) {
+        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
+        let found =
+            (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
+        let files = found.filter { $0.pathExtension == "json" }.map { url in
+            let values = try? url.resourceValues(forKeys: Set(keys))
+            return (url.lastPathComponent, values?.fileSize ?? 0, values?.contentModificationDate ?? .distantPast)
+        }
+        for (name, size, _) in files.sorted(by: { $0.2 < $1.2 }) {
+            set(name, size: size)
+        }
+    }
+
+    /// Counts file `name` at `size` bytes as written last; `nil` forgets it.
+    mutating func set(_ name: String, size: Int?) {
+        if let old = sizes.removeValue(forKey: name) {
+            total -= old
+            order.removeAll { $0 == name }
+        }
+        guard let size else { return }
+        sizes[name] = size
+        order.append(name)
+        total += size
+    }
+
+    /// Forgets the files written longest ago until they come to at most `capacity` bytes.
+    /// - Returns: The names of the files to remove.
+    mutating func trim(to capacity: Int) -> [String] {
+        var removed: [String] = []
+        var dropped = 0
+        while total > capacity, dropped < order.count {
+            let name = order[dropped]
+            total -= sizes.removeValue(forKey: name) ?? 0
+            removed.append(name)
+            dropped += 1
+        }
+        order.removeFirst(dropped)
+        return removed
     }
 }
 

@@ -344,6 +344,43 @@ private final class TestClock: Sendable {
         _ = try await get(second)
         #expect(origin.requests.count == 2)
     }
+
+    /// The folder holds at most `diskCapacity` bytes: the files written longest ago go, those
+    /// the folder held before the cache was made included.
+    @Test func theFolderKeepsAtMostItsCapacity() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let body = String(repeating: "x", count: 500)
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60"], body) }
+        let urls = (0..<30).compactMap { URL(string: "https://api.strata.test/items/\($0)") }
+        func folderSize() throws -> Int {
+            try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.fileSizeKey])
+                .reduce(0) { $0 + (try $1.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0) }
+        }
+        let clock = self.clock
+        func manager(diskCapacity: Int) -> (SessionManager, HTTPCache) {
+            let cache = HTTPCache(
+                memoryCapacity: 1_048_576, directory: directory, diskCapacity: diskCapacity, isShared: false,
+                now: { clock.now })
+            return (SessionManager(transport: origin, cache: cache), cache)
+        }
+        let (first, firstCache) = manager(diskCapacity: 1_048_576)
+        for url in urls { _ = try await get(first, url: url) }
+        firstCache.flush()
+        let unbounded = try folderSize()
+        #expect(unbounded > 30 * 500)
+        // A cache with room for a third of that: the next file written trims the folder.
+        let (second, secondCache) = manager(diskCapacity: unbounded / 3)
+        _ = try await get(second, url: URL(string: "https://api.strata.test/other"))
+        secondCache.flush()
+        #expect(try folderSize() <= unbounded / 3)
+        // What is left is the latest: a third cache answers the last URL from disk, not the first.
+        let (third, _) = manager(diskCapacity: unbounded / 3)
+        #expect(try await get(third, url: urls[29]).body == body)
+        #expect(origin.requests.count == 31)
+        _ = try await get(third, url: urls[0])
+        #expect(origin.requests.count == 32)
+    }
 }
 
 /// Responses that vary by the cookies a transport adds below the cache.
