@@ -60,7 +60,7 @@ public final class HTTPCache: Sendable {
 
     private struct Memory: Sendable {
         var entries: [String: [CachedExchange]] = [:]
-        var order: [String] = []
+        var order = RecencyOrder<String>()
         var size = 0
     }
 
@@ -320,10 +320,8 @@ public final class HTTPCache: Sendable {
             memory.size -= memory.entries[key]?.reduce(0) { $0 + $1.cost } ?? 0
             memory.entries[key] = variants
             memory.size += variants.reduce(0) { $0 + $1.cost }
-            memory.order.removeAll { $0 == key }
-            memory.order.append(key)
-            while memory.size > memoryCapacity, let oldest = memory.order.first {
-                memory.order.removeFirst()
+            memory.order.use(key)
+            while memory.size > memoryCapacity, let oldest = memory.order.removeOldest() {
                 memory.size -= memory.entries.removeValue(forKey: oldest)?.reduce(0) { $0 + $1.cost } ?? 0
             }
         }
@@ -331,16 +329,15 @@ public final class HTTPCache: Sendable {
 
     private func touch(_ key: String) {
         memory.withLock { memory in
-            guard let index = memory.order.firstIndex(of: key) else { return }
-            memory.order.remove(at: index)
-            memory.order.append(key)
+            guard memory.entries[key] != nil else { return }
+            memory.order.use(key)
         }
     }
 
     private func invalidate(_ key: String) {
         memory.withLock { memory in
             memory.size -= memory.entries.removeValue(forKey: key)?.reduce(0) { $0 + $1.cost } ?? 0
-            memory.order.removeAll { $0 == key }
+            memory.order.forget(key)
         }
         if let file = file(for: key) {
             disk.async { [self] in removeFile(file) }
@@ -364,10 +361,56 @@ public final class HTTPCache: Sendable {
     }
 }
 
+/// Keys in the order they were last used, the one used longest ago first. Using a key, forgetting
+/// it and taking the oldest cost O(1) amortized — a list of uses whose superseded ones are skipped,
+/// and dropped once they are half of it — where a list of keys searched on every use cost a walk
+/// of every key the cache holds.
+struct RecencyOrder<Key: Hashable & Sendable>: Sendable {
+    private var uses: [(key: Key, use: Int)] = []
+    private var head = 0
+    private var latest: [Key: Int] = [:]
+    private var clock = 0
+
+    /// Makes `key` the one used last.
+    mutating func use(_ key: Key) {
+        clock += 1
+        latest[key] = clock
+        uses.append((key, clock))
+        compact()
+    }
+
+    /// Takes `key` out of the order.
+    mutating func forget(_ key: Key) {
+        latest[key] = nil
+        compact()
+    }
+
+    /// Takes out and returns the key used longest ago; `nil` when there is none.
+    mutating func removeOldest() -> Key? {
+        while head < uses.count {
+            let (key, use) = uses[head]
+            head += 1
+            if latest[key] == use {
+                latest[key] = nil
+                compact()
+                return key
+            }
+        }
+        return nil
+    }
+
+    /// Drops the superseded uses once they are more than half of the list.
+    private mutating func compact() {
+        guard uses.count > 32, uses.count > 2 * latest.count else { return }
+        uses = uses[head...].filter { latest[$0.key] == $0.use }
+        head = 0
+    }
+}
+
 /// The entry files of a cache's folder, with their sizes, the one written longest ago first.
 private struct DiskFiles: Sendable {
     private var sizes: [String: Int] = [:]
-    private var order: [String] = []
+    private var order = RecencyOrder<String>()
     private var total = 0
 
     init() {}
@@ -390,11 +433,11 @@ private struct DiskFiles: Sendable {
     mutating func set(_ name: String, size: Int?) {
         if let old = sizes.removeValue(forKey: name) {
             total -= old
-            order.removeAll { $0 == name }
+            order.forget(name)
         }
         guard let size else { return }
         sizes[name] = size
-        order.append(name)
+        order.use(name)
         total += size
     }
 
@@ -402,14 +445,10 @@ private struct DiskFiles: Sendable {
     /// - Returns: The names of the files to remove.
     mutating func trim(to capacity: Int) -> [String] {
         var removed: [String] = []
-        var dropped = 0
-        while total > capacity, dropped < order.count {
-            let name = order[dropped]
+        while total > capacity, let name = order.removeOldest() {
             total -= sizes.removeValue(forKey: name) ?? 0
             removed.append(name)
-            dropped += 1
         }
-        order.removeFirst(dropped)
         return removed
     }
 }
