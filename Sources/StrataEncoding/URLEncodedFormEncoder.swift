@@ -191,7 +191,8 @@ extension URLEncodedFormEncoder.DateEncoding {
         case .iso8601:
             "the date \(date.timeIntervalSince1970) seconds from 1970 lies outside the years 0001 to 9999 of ISO 8601"
         case .secondsSince1970: "the date \(date.timeIntervalSince1970) seconds from 1970 is not a finite number"
-        default: "the date \(date.timeIntervalSince1970) seconds from 1970 has more milliseconds than Int64 holds"
+        case .millisecondsSince1970, .custom:
+            "the date \(date.timeIntervalSince1970) seconds from 1970 has more milliseconds than Int64 holds"
         }
     }
 }

@@ -42,7 +42,7 @@ import StrataCore
 ///
 /// A request that carries its own `If-None-Match` or `If-Modified-Since` is sent as it is, and its
 /// `304` reaches the caller. A body larger than a quarter of ``memoryCapacity`` is not kept, nor
-/// more than ``maximumVariants`` responses for one URL (those used least recently go). On
+/// more than ``maximumVariants`` responses for one URL (the one stored longest ago goes). On
 /// disk, entries are plain files holding URLs and bodies: give the cache a folder only your app
 /// can read. A response kept for a credential — it varies by `Cookie` or `Authorization`, which
 /// its request carried — is kept in memory only.
@@ -206,7 +206,6 @@ public final class HTTPCache: Sendable {
         return refreshed
     }
 
-    /// The methods RFC 9110 §9.2.1 defines as safe; an answer to any other invalidates.
     /// The most responses kept for one URL (variants that differ by what their `Vary` names);
     /// storing another drops the one stored longest ago.
     public static let maximumVariants = 8
@@ -216,6 +215,7 @@ public final class HTTPCache: Sendable {
     /// cache too.
     public static let entryOverhead = 256
 
+    /// The methods RFC 9110 §9.2.1 defines as safe; an answer to any other invalidates.
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
     private static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
