@@ -415,18 +415,28 @@ private struct DiskFiles: Sendable {
 
     init() {}
 
-    /// The `.json` files `directory` holds, the one modified longest ago first.
+    /// The entry files `directory` holds — named as ``HTTPCache`` names them, a hash in hexadecimal
+    /// and `.json`, so that no other file in the folder is ever counted or removed — the one
+    /// modified longest ago first.
     init(in directory: URL) {
         let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
         let found =
             (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
-        let files = found.filter { $0.pathExtension == "json" }.map { url in
+        let files = found.filter { Self.isEntryFile($0.lastPathComponent) }.map { url in
             let values = try? url.resourceValues(forKeys: Set(keys))
             return (url.lastPathComponent, values?.fileSize ?? 0, values?.contentModificationDate ?? .distantPast)
         }
         for (name, size, _) in files.sorted(by: { $0.2 < $1.2 }) {
             set(name, size: size)
         }
+    }
+
+    /// Whether `name` is one ``HTTPCache`` gives an entry's file: 1 to 16 hexadecimal digits, `.json`.
+    static func isEntryFile(_ name: String) -> Bool {
+        guard name.hasSuffix(".json") else { return false }
+        let hash = name.utf8.dropLast(5)
+        return (1...16).contains(hash.count)
+            && hash.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     /// Counts file `name` at `size` bytes as written last; `nil` forgets it.
