@@ -158,7 +158,8 @@ public struct MultipartFormData: Sendable {
     }
 
     /// The whole body in memory. Files are read whole: use ``write(to:)`` for large ones.
-    /// - Throws: ``MultipartError`` when a file cannot be read.
+    /// - Throws: ``MultipartError`` when a file cannot be read or a part holds the boundary
+    ///   delimiter (``MultipartError/boundaryInPart(name:)``).
     public func encoded() throws(MultipartError) -> Data {
         var data = Data()
         data.reserveCapacity(Int(clamping: contentLength))
@@ -167,7 +168,8 @@ public struct MultipartFormData: Sendable {
     }
 
     /// Writes the body to a new file at `url`, reading file parts in 1 MiB chunks.
-    /// - Throws: ``MultipartError`` when a file cannot be read or the output written.
+    /// - Throws: ``MultipartError`` when a file cannot be read, a part holds the boundary
+    ///   delimiter or the output cannot be written; the file is removed then.
     public func write(to url: URL) throws(MultipartError) {
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
             throw .unwritableFile(path: url.path, reason: "the file could not be created")
@@ -179,25 +181,38 @@ public struct MultipartFormData: Sendable {
             throw .unwritableFile(path: url.path, reason: error.localizedDescription)
         }
         defer { try? output.close() }
-        try write { chunk throws(MultipartError) in
-            do {
-                try output.write(contentsOf: chunk)
-            } catch {
-                throw .unwritableFile(path: url.path, reason: error.localizedDescription)
+        do {
+            try write { chunk throws(MultipartError) in
+                do {
+                    try output.write(contentsOf: chunk)
+                } catch {
+                    throw .unwritableFile(path: url.path, reason: error.localizedDescription)
+                }
             }
+        } catch {
+            // No half-written body is left to be taken for a whole one.
+            try? FileManager.default.removeItem(at: url)
+            throw error
         }
     }
 
     /// Hands the body to `sink` in pieces: part headers, part bodies (files in 1 MiB chunks), delimiters.
+    /// Each part's content is searched for the line that would start a part as it goes by.
     private func write(_ sink: (Data) throws(MultipartError) -> Void) throws(MultipartError) {
         try validateHeaders()
+        var search = PartDelimiterSearch(boundary: boundary)
         for part in parts {
             try sink(header(of: part))
+            search.startPart()
+            func content(_ chunk: Data) throws(MultipartError) {
+                if search.finds(in: chunk) { throw .boundaryInPart(name: part.name) }
+                try sink(chunk)
+            }
             switch part.body {
             case .data(let data):
-                try sink(data)
+                try content(data)
             case .file(let url, let length):
-                try copy(url, expectedLength: length, to: sink)
+                try copy(url, expectedLength: length, to: content)
             }
             try sink(Data("\r\n".utf8))
         }
@@ -297,6 +312,11 @@ public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStr
     /// A date appended as a field is not one of the years 0001 to 9999 that ISO 8601 writes (or
     /// not a number of seconds at all).
     case unwritableDate(name: String, secondsSince1970: Double)
+    /// The content of the part `name` holds the line that starts a part — CR LF, `--` and the
+    /// boundary (RFC 2046 §5.1.1) — so a server would end the part there and read what follows
+    /// as parts of the content's choosing. Only a boundary of the caller's own can meet its
+    /// content: the default one is random.
+    case boundaryInPart(name: String)
 
     /// A sentence saying what was wrong.
     public var errorDescription: String? {
@@ -312,9 +332,60 @@ public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStr
         case .unwritableDate(let name, let seconds):
             return "The date of field \(name.debugDescription), \(seconds) seconds from 1970, lies outside the years "
                 + "0001 to 9999 that ISO 8601 writes."
+        case .boundaryInPart(let name):
+            return "The content of multipart part \(name.debugDescription) holds a line that starts a new part "
+                + "(CR LF, \"--\" and the boundary); use a boundary that does not occur in the content."
         }
     }
 
     /// ``errorDescription``.
     public var description: String { errorDescription ?? "" }
+}
+
+/// Finds the line that starts a part — CR LF, `--`, the boundary — in a part's content as it is
+/// written, across the chunks it is written in.
+struct PartDelimiterSearch {
+    private let delimiter: [UInt8]
+    /// The part's last bytes so far, fewer than the delimiter's: the start of one that the next
+    /// chunk may end.
+    private var tail: [UInt8] = []
+
+    init(boundary: String) {
+        delimiter = Array("\r\n--\(boundary)".utf8)
+    }
+
+    /// A part's content starts after the CR LF that ends its header, which a delimiter may begin with.
+    mutating func startPart() {
+        tail = [0x0D, 0x0A]
+    }
+
+    /// Whether the delimiter ends within `chunk`, the part's next bytes.
+    mutating func finds(in chunk: Data) -> Bool {
+        chunk.withUnsafeBytes { bytes in
+            let kept = delimiter.count - 1
+            // One that begins in the tail ends within the chunk's first bytes.
+            let joint = tail + bytes.prefix(kept)
+            if joint.withUnsafeBytes({ Self.contains(delimiter, in: $0) }) || Self.contains(delimiter, in: bytes) {
+                return true
+            }
+            tail = bytes.count > kept ? Array(bytes.suffix(kept)) : Array(joint.suffix(kept))
+            return false
+        }
+    }
+
+    /// Whether `needle` occurs in `haystack`: each first byte found by `memchr`, then compared.
+    private static func contains(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Bool {
+        guard let base = haystack.baseAddress, let first = needle.first, haystack.count >= needle.count else {
+            return false
+        }
+        let lastStart = haystack.count - needle.count
+        var offset = 0
+        while offset <= lastStart {
+            guard let found = memchr(base + offset, Int32(first), lastStart - offset + 1) else { return false }
+            let start = base.distance(to: UnsafeRawPointer(found))
+            if memcmp(base + start, needle, needle.count) == 0 { return true }
+            offset = start + 1
+        }
+        return false
+    }
 }

@@ -87,6 +87,66 @@ import Testing
         #expect(throws: MultipartError.invalidBoundary(boundary)) { try form.encoded() }
     }
 
+    /// Content that holds the line starting a part (CRLF, `--`, the boundary; RFC 2046 §5.1.1)
+    /// would end its part there for the server, and what follows would read as parts of the
+    /// sender's choosing: such a form is refused, naming the part. Content at a part's start
+    /// follows the CRLF that ends the part's header, so `--B` there counts.
+    @Test(arguments: [
+        "\r\n--B", "--B", "x\r\n--B", "x\r\n--B--\r\n", "x\r\n--Bz", "\r\n--B\r\nContent-Disposition: form-data",
+    ])
+    func contentHoldingThePartDelimiterIsRefused(content: String) {
+        var form = MultipartFormData(boundary: "B")
+        form.append("ok", name: "first")
+        form.append(Data(content.utf8), name: "hostile", fileName: "a.txt")
+        #expect(throws: MultipartError.boundaryInPart(name: "hostile")) { try form.encoded() }
+        var fields = MultipartFormData(boundary: "B")
+        fields.append(["comment": .string(content)])
+        #expect(throws: MultipartError.boundaryInPart(name: "comment")) { try fields.encoded() }
+    }
+
+    /// The boundary alone, or `--` and the boundary without the CRLF before it, starts no part.
+    @Test(arguments: ["B", "x--B", "\n--B", "\r--B", "\r\n-B", "\r\n--", "\r\n--b", "x\r\n", "x\r", "x\r\n--"])
+    func contentWithoutThePartDelimiterIsWritten(content: String) throws {
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data(content.utf8), name: "f", fileName: "a.txt")
+        let body = try form.encoded()
+        #expect(body.count == Int(form.contentLength))
+        #expect(body.range(of: Data(content.utf8)) != nil)
+    }
+
+    /// A file part is searched as it is read, across its chunks: the delimiter split between two
+    /// reads of 1 MiB is found, and the body file is not left half written with it.
+    @Test func aFileHoldingThePartDelimiterAcrossItsChunksIsRefused() throws {
+        var contents = Data(repeating: UInt8(ascii: "a"), count: 1_048_576 - 3)
+        contents.append(Data("\r\n--Boundary".utf8))
+        let file = try temporaryFile(contents, name: "strata-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var form = MultipartFormData(boundary: "Boundary")
+        try form.append(fileURL: file, name: "upload")
+        #expect(throws: MultipartError.boundaryInPart(name: "upload")) { try form.encoded() }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID().uuidString).body")
+        defer { try? FileManager.default.removeItem(at: output) }
+        #expect(throws: MultipartError.boundaryInPart(name: "upload")) { try form.write(to: output) }
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+
+        var clean = Data(repeating: UInt8(ascii: "a"), count: 1_048_576 - 3)
+        clean.append(Data("\r\n--Boundar".utf8))
+        try clean.write(to: file)
+        var accepted = MultipartFormData(boundary: "Boundary")
+        try accepted.append(fileURL: file, name: "upload")
+        #expect(try accepted.encoded().count == Int(accepted.contentLength))
+    }
+
+    /// Through the encoding, the refusal is the request's error; nothing is sent.
+    @Test func theEncodingReportsTheRefusal() throws {
+        var form = MultipartFormData(boundary: "fixed")
+        form.append(Data("a\r\n--fixed\r\n".utf8), name: "blob", fileName: "b.bin")
+        let request = URLRequest(url: try #require(URL(string: "https://api.example.com/upload")))
+        #expect(throws: ParameterEncodingError.multipart(.boundaryInPart(name: "blob"))) {
+            try MultipartEncoding(form: form).encode(request, with: [:])
+        }
+    }
+
     /// A date ISO 8601 cannot write is refused when the body is built, not written clamped; the
     /// fields before and after it are kept until then.
     @Test(arguments: [Double.nan, .infinity, 1e17, -1e17, 253_402_300_800])
