@@ -53,7 +53,9 @@ public struct StreamScript: Sendable {
         return StreamScript(statusCode: statusCode, headers: headers, steps: steps)
     }
 
-    /// `events` as a `text/event-stream` body, one event per part.
+    /// `events` as a `text/event-stream` body, one event per part. Data is written a `data:` line
+    /// for each of its lines (cut at CR, LF and CR LF, as the stream reads them back); a type or ID,
+    /// which no line break can stand in, up to its first one.
     public static func events(_ events: [ServerSentEvent], every pause: TimeInterval = 0) -> StreamScript {
         chunks(events.map(Self.encode), every: pause, headers: ["Content-Type": "text/event-stream"])
     }
@@ -85,13 +87,35 @@ public struct StreamScript: Sendable {
     /// `event` in the event-stream format.
     static func encode(_ event: ServerSentEvent) -> Data {
         var text = ""
-        if event.event != "message" { text += "event: \(event.event)\n" }
-        if !event.lastEventID.isEmpty { text += "id: \(event.lastEventID)\n" }
+        if event.event != "message" { text += "event: \(firstLine(of: event.event))\n" }
+        if !event.lastEventID.isEmpty { text += "id: \(firstLine(of: event.lastEventID))\n" }
         if let retry = event.retry { text += "retry: \(retry)\n" }
-        for line in event.data.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in lines(of: event.data) {
             text += "data: \(line)\n"
         }
         return Data((text + "\n").utf8)
+    }
+
+    /// `text` cut at CR, LF and CR LF, the line endings of an event stream.
+    private static func lines(of text: String) -> [Substring] {
+        var lines: [Substring] = []
+        var rest = text[...]
+        // CR LF is one grapheme cluster in Swift: the ending is found among the scalars.
+        while let end = rest.unicodeScalars.firstIndex(where: { $0 == "\r" || $0 == "\n" }) {
+            lines.append(rest[..<end])
+            var next = rest.unicodeScalars.index(after: end)
+            if rest.unicodeScalars[end] == "\r", next < rest.endIndex, rest.unicodeScalars[next] == "\n" {
+                next = rest.unicodeScalars.index(after: next)
+            }
+            rest = rest[next...]
+        }
+        lines.append(rest)
+        return lines
+    }
+
+    /// What a field's value can be on the wire: `text` up to its first line break.
+    private static func firstLine(of text: String) -> Substring {
+        lines(of: text)[0]
     }
 
     /// Plays the script for a request to `url` to `receiver`: as it comes when the status is in

@@ -444,3 +444,40 @@ struct Item: Codable, Equatable, Sendable {
         #expect(stub.requests.compactMap { $0.url?.path }.sorted() == ["/inner", "/outer"])
     }
 }
+
+@Suite struct StreamScriptTests {
+    /// The events as a server's parser reads them back from the script's bytes.
+    private func parsed(_ events: [ServerSentEvent]) throws -> [ServerSentEvent] {
+        var decoder = ServerSentEventDecoder()
+        var read: [ServerSentEvent] = []
+        for case .part(let bytes) in StreamScript.events(events).steps {
+            try decoder.decode(bytes) { read.append($0) }
+        }
+        try decoder.finish { read.append($0) }
+        return read
+    }
+
+    /// An event's data lines end with CR, LF or CR LF on the wire, each read back as one LF: the
+    /// script writes data holding any of them as the lines a server would send, so nothing after
+    /// a CR is taken for a field of its own (and dropped).
+    @Test(arguments: ["a\rb", "a\r\nb", "a\nb", "a\n\rb", "a\r\r\nb", "\r", "a\r", "\ra", "", "x: y\r data: z"])
+    func dataWithAnyLineEndingReadsBackAsTheStreamsLines(data: String) throws {
+        let expected = data.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        let read = try parsed([ServerSentEvent(event: "update", data: data, lastEventID: "7")])
+        #expect(read == [ServerSentEvent(event: "update", data: expected, lastEventID: "7")])
+    }
+
+    /// A type or ID cannot hold a line break on the wire: the script writes what comes before the
+    /// first, so the rest cannot stand as fields or an event of its own.
+    @Test func aTypeOrIDIsWrittenUpToItsFirstLineBreak() throws {
+        let read = try parsed([
+            ServerSentEvent(event: "tick\rdata: forged", data: "real", lastEventID: "1\n\nevent: forged"),
+            ServerSentEvent(event: "tock", data: "next"),
+        ])
+        #expect(
+            read == [
+                ServerSentEvent(event: "tick", data: "real", lastEventID: "1"),
+                ServerSentEvent(event: "tock", data: "next", lastEventID: "1"),
+            ])
+    }
+}
