@@ -250,7 +250,7 @@ extension NetworkError {
     /// Maps a failure to build a request.
     package init(_ error: RequestGenerationError) {
         switch error {
-        case .invalidURL: self = .urlGeneration(error)
+        case .invalidURL, .pathLeavesBaseURL: self = .urlGeneration(error)
         case .encoding(let encodingError): self = .encoding(encodingError)
         case .invalidRequest(let validationError): self = .invalidRequest(validationError)
         }

@@ -157,6 +157,53 @@ import Testing
         }
     }
 
+    /// Dot segments are resolved as RFC 3986 §5.2.4 says before the request is sent, so that every
+    /// transport sends the same path (libcurl, under `URLSession` on Linux, resolves them; SwiftNIO
+    /// sends them as written) and a server that does not resolve them sees what one that does would.
+    /// `%2E` is a dot (§2.3). The query is left as it is.
+    @Test(
+        arguments: [
+            ("a/./b", "/v1/a/b"), ("a/../b", "/v1/b"), ("a/b/..", "/v1/a/"), ("a/.", "/v1/a/"), ("./a", "/v1/a"),
+            (".", "/v1/"), ("a/..", "/v1/"), ("/./a", "/v1/a"), ("a//../b", "/v1/a/b"), ("a/%2e%2E/b", "/v1/b"),
+            ("a/%2E/b", "/v1/a/b"), ("a/.%2e/b", "/v1/b"), ("a/../b?x=../y", "/v1/b?x=../y"), ("a/..#f", "/v1/"),
+            ("..a/b.", "/v1/..a/b."), ("a../...", "/v1/a../..."), ("a%2F..%2Fb", "/v1/a%2F..%2Fb"),
+            ("a/..;x", "/v1/a/..;x"), ("files/report.v2.json", "/v1/files/report.v2.json"),
+        ]
+    )
+    func dotSegmentsInAPathAreResolvedUnderTheBaseURL(path: String, expected: String) throws {
+        let request = try Endpoint<Void>(path: path).urlRequest(with: configuration("https://api.example.com/v1/"))
+        #expect(request.url?.absoluteString == "https://api.example.com" + expected)
+    }
+
+    /// A path is built under the base URL's path: one whose `..` segments would climb above it (a
+    /// user's input put into a path, say) is refused, not sent somewhere else on the server.
+    @Test(arguments: [
+        "..", "../admin", "a/../../admin", "./../admin", "%2e%2e/admin", ".%2E/x", "a/b/../../..", "/../x",
+    ])
+    func aPathClimbingAboveTheBaseURLIsRefused(path: String) throws {
+        #expect(throws: RequestGenerationError.pathLeavesBaseURL(path)) {
+            try Endpoint<Void>(path: path).urlRequest(with: configuration("https://api.example.com/v1/"))
+        }
+        #expect(throws: RequestGenerationError.pathLeavesBaseURL(path)) {
+            try Endpoint<Void>(path: path).urlRequest(with: configuration("https://api.example.com"))
+        }
+    }
+
+    /// A whole URL's path is resolved too, `..` stopping at its root as RFC 3986 says.
+    @Test(
+        arguments: [
+            ("https://cdn.example.net/a/../b/./c?x=../y", "https://cdn.example.net/b/c?x=../y"),
+            ("https://cdn.example.net/../../b", "https://cdn.example.net/b"),
+            ("https://cdn.example.net/a/%2E%2E/", "https://cdn.example.net/"),
+            ("https://cdn.example.net/a.b/c..d", "https://cdn.example.net/a.b/c..d"),
+        ]
+    )
+    func dotSegmentsInAFullPathAreResolved(path: String, expected: String) throws {
+        let request = try Endpoint<Void>(path: path, isFullPath: true).urlRequest(
+            with: configuration("https://api.example.com"))
+        #expect(request.url?.absoluteString == expected)
+    }
+
     @Test(arguments: ["not a url", "/relative/only", "mailto:someone"])
     func anInvalidFullPathIsATypedError(path: String) throws {
         #expect(throws: RequestGenerationError.invalidURL(path)) {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Strata
 import StrataTestServer
 import StrataTestTransports
@@ -131,6 +132,37 @@ struct Note: Codable, Equatable, Sendable {
             let body = try await harness.transfer.request(
                 Endpoint<Data>(path: "stream-bytes/65536", options: RequestOptions(maximumBodyLength: 65_536)))
             #expect(body == Data(TestReply.generatedBody(size: 65_536)))
+        }
+    }
+
+    /// The test server resolves no dot segment (the path `/x/../echo` names no route of its), and
+    /// libcurl resolves them where SwiftNIO does not: Strata resolves them before either transport
+    /// sends, so every transport reaches `/echo`. A path that climbs above the base URL's is refused
+    /// before anything is sent.
+    @Test func dotSegmentsReachTheServerResolvedAndAPathAboveTheBaseIsNotSent() async throws {
+        try await Harness.with { (harness) async throws in
+            for path in ["x/../echo", "./x/./../echo", "x/%2E%2E/echo"] {
+                let echo = try await harness.transfer.request(Endpoint<EchoReply>(path: path))
+                #expect(echo.path == "/echo", "\(path)")
+            }
+            let hits = NIOLockedValueBox(0)
+            harness.server.router.add(nil, "/admin") { (_: TestRequest) -> TestReply in
+                hits.withLockedValue { $0 += 1 }
+                return .json("{}")
+            }
+            for path in ["../admin", "echo/../../admin", "%2e%2e/admin"] {
+                do throws(DataTransferError) {
+                    try await harness.transfer.request(Endpoint<Void>(path: path))
+                    Issue.record("\(path) was sent")
+                } catch {
+                    guard case .networkFailure(.urlGeneration(let refusal)) = error else {
+                        Issue.record("\(path): \(error)")
+                        continue
+                    }
+                    #expect(refusal == .pathLeavesBaseURL(path))
+                }
+            }
+            #expect(hits.withLockedValue { $0 } == 0)
         }
     }
 
