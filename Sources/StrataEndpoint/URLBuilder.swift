@@ -15,7 +15,12 @@ package enum URLBuilder {
         path: String, under baseURL: URL, appendingQuery query: String
     ) throws(RequestGenerationError) -> URL {
         var base = baseURL.absoluteString
-        var path = try DotSegments.resolve(path, climbingAbove: .refused) ?? path
+        var path = path
+        if let (resolved, climbed) = DotSegments.resolve(path) {
+            // A path is built under the base URL's path, and stays there.
+            guard !climbed else { throw .pathLeavesBaseURL(path) }
+            path = resolved
+        }
         var query = query
         let text = base.withUTF8 { base in
             path.withUTF8 { path in
@@ -124,9 +129,7 @@ package enum URLBuilder {
         else {
             throw .invalidURL(path)
         }
-        if let resolved = try DotSegments.resolve(components.percentEncodedPath, climbingAbove: .stopsAtTheRoot) {
-            components.percentEncodedPath = "/" + resolved
-        }
+        DotSegments.resolve(&components)
         components.percentEncodedQuery = joinQueries(components.percentEncodedQuery?[...], pathQuery).map(String.init)
         return components
     }
@@ -201,64 +204,6 @@ package enum URLBuilder {
                 $0.isASCIILetter || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "+")
                     || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
             }
-        }
-    }
-}
-
-/// The dot segments of a path (`.` and `..`, also written with `%2E`, RFC 3986 §2.3), resolved as
-/// RFC 3986 §5.2.4 resolves them: libcurl, under `URLSession` on Linux, resolves them before it
-/// sends a request and SwiftNIO sends them as written, so Strata resolves them first and every
-/// transport sends the same path.
-enum DotSegments {
-    /// What a `..` with nothing left to remove does.
-    enum Climb {
-        /// It fails the request: a path under a base URL stays under it.
-        case refused
-        /// It is dropped: a whole URL's path stops at its root, as RFC 3986 says.
-        case stopsAtTheRoot
-    }
-
-    /// `path` with its dot segments resolved and its leading `/`s dropped, its query and fragment
-    /// (after `?` or `#`) as they were; `nil` when it has no dot segment, as most paths have not.
-    static func resolve(_ path: String, climbingAbove climb: Climb) throws(RequestGenerationError) -> String? {
-        let end = path.firstIndex { $0 == "?" || $0 == "#" } ?? path.endIndex
-        let segments = path[..<end].drop { $0 == "/" }.split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.contains(where: { kind(of: $0) != nil }) else { return nil }
-        var kept: [Substring] = []
-        // Whether the path ends in a dot segment, so names a directory: `a/b/..` is `a/`.
-        var endsInDirectory = false
-        for segment in segments {
-            switch kind(of: segment) {
-            case .current?:
-                endsInDirectory = true
-            case .parent?:
-                if kept.popLast() == nil, climb == .refused { throw .pathLeavesBaseURL(path) }
-                endsInDirectory = true
-            case nil:
-                kept.append(segment)
-                endsInDirectory = false
-            }
-        }
-        let resolved = kept.joined(separator: "/") + (endsInDirectory ? "/" : "")
-        return resolved + path[end...]
-    }
-
-    private enum Kind {
-        case current
-        case parent
-    }
-
-    /// Whether `segment` is `.` or `..`, each dot written as itself or as `%2E`.
-    private static func kind(of segment: Substring) -> Kind? {
-        guard (1...6).contains(segment.utf8.count),
-            segment.utf8.first == UInt8(ascii: ".") || segment.utf8.first == UInt8(ascii: "%")
-        else {
-            return nil
-        }
-        switch segment.lowercased() {
-        case ".", "%2e": return .current
-        case "..", ".%2e", "%2e.", "%2e%2e": return .parent
-        default: return nil
         }
     }
 }

@@ -479,7 +479,8 @@ final class RequestExecution: Sendable {
         guard let resolved = URL(string: location, relativeTo: response.url ?? sent.url)?.absoluteURL else {
             throw RedirectError.invalidLocation(location)
         }
-        let url = try checkedTarget(resolved, from: sent.url)
+        // A relative `Location` comes resolved; an absolute one is sent as every transport would.
+        let url = try checkedTarget(DotSegments.resolving(resolved), from: sent.url)
         guard hop.redirects < redirectPolicy.maximumRedirects else {
             throw RedirectError.tooManyRedirects(maximum: redirectPolicy.maximumRedirects)
         }

@@ -180,6 +180,22 @@ import Testing
         #expect(landed.query(percentEncoded: true) == query)
     }
 
+    /// An absolute `Location` is taken as written, dot segments and all (a relative one comes
+    /// resolved): they are resolved before the next hop goes out, as libcurl would resolve them and
+    /// SwiftNIO would not, so the hop goes to the same path over every transport.
+    @Test(arguments: [
+        ("a/../landed/./x", "/landed/x"), ("%2E%2E/landed/", "/landed/"), ("landed/x/..", "/landed/"),
+        ("landed.v2/x..y", "/landed.v2/x..y"),
+    ])
+    func anAbsoluteLocationsDotSegmentsAreResolved(path: String, expected: String) async throws {
+        let (origin, target) = stubs { "https://\($0.host)/\(path)?q=../x" }
+        let manager = URLSessionManager(configuration: origin.makeSessionConfiguration())
+        #expect(try await outcome(URLRequest(url: origin.baseURL), manager: manager).error == nil)
+        let landed = try #require(target.requests.first?.url)
+        #expect(landed.path(percentEncoded: true) == expected)
+        #expect(landed.query(percentEncoded: true) == "q=../x")
+    }
+
     @Test func aCredentialTheDecisionAddsForAnotherOriginIsRemovedToo() async throws {
         let (origin, target) = stubs { "https://\($0.host)/landed" }
         let policy = RedirectPolicy.custom { next, _ in
