@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import Strata
+import StrataAsyncHTTPClient
 import StrataTestServer
 import StrataTestTransports
 import StrataTesting
@@ -29,9 +30,17 @@ struct Note: Codable, Equatable, Sendable {
                     #expect(reply.headers["user-agent"]?.contains("curl") == true, "\(reply.headers)")
                 #endif
             case .asyncHTTPClient:
-                #expect(reply.headers["user-agent"] == nil, "\(reply.headers)")
+                #expect(reply.headers["user-agent"] == AsyncHTTPClientTransport.defaultUserAgent, "\(reply.headers)")
                 #expect(reply.headers["accept-encoding"] == "gzip, deflate")
             }
+            // What `URLSession` adds to a request that names none, over either transport.
+            #expect(reply.headers["accept"] == "*/*", "\(reply.headers)")
+            #expect(reply.headers["user-agent"]?.isEmpty == false)
+            let own = try await harness.transfer.request(
+                Endpoint<EchoReply>(
+                    path: "echo", headerParameters: ["User-Agent": "Reports/2.1", "Accept": "text/csv"]))
+            #expect(own.headers["user-agent"] == "Reports/2.1")
+            #expect(own.headers["accept"] == "text/csv")
             print("integration suite over \(TestTransport.current)")
         }
     }

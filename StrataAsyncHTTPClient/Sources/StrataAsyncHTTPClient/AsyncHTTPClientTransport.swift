@@ -82,6 +82,19 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The longest URL whose parsed request is kept, in bytes: the kept ones hold at most 64 of these.
     static let parsedRequestURLLimit = 4_096
 
+    /// The `User-Agent` of a request that names none: the process's name and `Strata`, as
+    /// `URLSession` sends the process's name and its own (on Linux, `app (unknown version)
+    /// curl/7.88.1`). Some servers refuse a request without one: GitHub's API answers `403`.
+    public static let defaultUserAgent = userAgent(processName: ProcessInfo.processInfo.processName)
+
+    /// `processName Strata`, the name without what cannot stand in a header: a byte outside
+    /// printable ASCII (a control character would fail every request).
+    static func userAgent(processName: String) -> String {
+        let name = String(processName.unicodeScalars.filter { (" "..."~").contains($0) })
+            .trimmingCharacters(in: .whitespaces)
+        return name.isEmpty ? "Strata" : "\(name) Strata"
+    }
+
     /// How many parsed requests are kept now.
     var parsedRequestCount: Int { parsedRequests.withLockedValue { $0.count } }
 
@@ -248,6 +261,14 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         if decompresses, !headers.contains(name: "Accept-Encoding") {
             headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        }
+        // What `URLSession` adds to a request that names none, so that a server sees the same
+        // over either transport (and one that refuses a request without a `User-Agent` takes it).
+        if !headers.contains(name: "User-Agent") {
+            headers.add(name: "User-Agent", value: Self.defaultUserAgent)
+        }
+        if !headers.contains(name: "Accept") {
+            headers.add(name: "Accept", value: "*/*")
         }
         if let field = cookieJar?.field(for: urlRequest) {
             headers.replaceOrAdd(name: "Cookie", value: field)

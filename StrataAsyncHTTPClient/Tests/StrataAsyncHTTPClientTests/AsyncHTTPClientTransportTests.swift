@@ -123,6 +123,15 @@ import Testing
         #expect(response.url == url)
     }
 
+    /// The default `User-Agent` names the process and Strata, and holds nothing a header cannot.
+    @Test(arguments: [
+        ("Reports", "Reports Strata"), ("my app", "my app Strata"), ("bad\r\nX-Injected: 1", "badX-Injected: 1 Strata"),
+        ("\u{7F}\u{0}", "Strata"), ("", "Strata"), ("café", "caf Strata"), (" padded\t", "padded Strata"),
+    ])
+    func theDefaultUserAgentNamesTheProcessInHeaderText(processName: String, expected: String) {
+        #expect(AsyncHTTPClientTransport.userAgent(processName: processName) == expected)
+    }
+
     @Test func theStrataConfigurationFollowsNoRedirectAndDecompressesWithALimit() {
         let configuration = AsyncHTTPClientTransport.strataConfiguration()
         #expect(configuration.connectionPool.retryConnectionEstablishment == false)
