@@ -148,7 +148,7 @@ public enum NetworkError: Error, Sendable, LocalizedError, CustomStringConvertib
         case .badServerResponse: return "The server's response is not valid HTTP"
         case .zeroByteResource: return "The server answered with no data at all"
         case .cannotDecodeContentData, .cannotDecodeRawData:
-            return "The response body could not be decoded (its gzip or deflate coding is broken)"
+            return "The response body could not be decoded from its content coding"
         case .dataLengthExceedsMaximum: return "The body is larger than the transport can hold"
         case .badURL: return "The URL is not one the transport can send to"
         case .unsupportedURL: return "The URL's scheme is not one the transport supports"

@@ -175,6 +175,58 @@ struct Note: Codable, Equatable, Sendable {
         }
     }
 
+    /// A body in a content coding nobody asked for and the transport cannot decode fails the
+    /// request, as a `.transport` error: it is not handed on as if decoded (a download would be a
+    /// file of compressed bytes). libcurl fails every coding it cannot decode; AsyncHTTPClient
+    /// decodes `gzip` and `deflate` alone, and the transport fails the rest with
+    /// `cannotDecodeContentData`. Over AsyncHTTPClient a request that names its own
+    /// `Accept-Encoding` takes the body as it comes, and an error status keeps its body.
+    @Test func aBodyInACodingTheTransportCannotDecodeFails() async throws {
+        try await Harness.with { (harness) async throws in
+            harness.server.router.add(nil, "/coded") { (request: TestRequest) -> TestReply in
+                let coding = request.queryValue("coding") ?? "br"
+                return .response(
+                    status: Int(request.queryValue("status") ?? "") ?? 200,
+                    headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", coding)],
+                    body: Array("not really \(coding)".utf8))
+            }
+            for coding in ["br", "xyz", "compress"] {
+                do throws(DataTransferError) {
+                    let body = try await harness.transfer.request(
+                        Endpoint<Data>(path: "coded", queryParameters: ["coding": .string(coding)]))
+                    Issue.record("\(coding): \(body.count) bytes handed on")
+                } catch {
+                    guard case .networkFailure(.transport(let failure)) = error else {
+                        Issue.record("\(coding): \(error)")
+                        continue
+                    }
+                    if TestTransport.current == .asyncHTTPClient {
+                        #expect(failure.code == .cannotDecodeContentData, "\(coding): \(failure)")
+                    }
+                }
+            }
+            let plain = try await harness.transfer.request(
+                Endpoint<Data>(path: "coded", queryParameters: ["coding": "identity"]))
+            #expect(plain == Data("not really identity".utf8))
+            guard TestTransport.current == .asyncHTTPClient else { return }
+            let asked = try await harness.transfer.request(
+                Endpoint<Data>(
+                    path: "coded", headerParameters: ["Accept-Encoding": "br"], queryParameters: ["coding": "br"]))
+            #expect(asked == Data("not really br".utf8))
+            do throws(DataTransferError) {
+                _ = try await harness.transfer.request(
+                    Endpoint<Data>(path: "coded", queryParameters: ["coding": "br", "status": 404]))
+                Issue.record("a 404 succeeded")
+            } catch {
+                guard case .networkFailure(.unacceptableStatusCode(let response)) = error else {
+                    Issue.record("\(error)")
+                    return
+                }
+                #expect(response.body == Data("not really br".utf8))
+            }
+        }
+    }
+
     @Test func headRequestsSucceedWithoutABody() async throws {
         try await Harness.with { (harness) async throws in
             let response = try await harness.transfer.requestResponse(Endpoint<Empty>(path: "echo", method: .head))

@@ -222,8 +222,9 @@ public final class AsyncHTTPClientTransport: Transport {
     public func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         let request: HTTPClient.Request
         let bodyLength: Int64
+        let namesCodings: Bool
         do {
-            (request, bodyLength) = try makeRequest(attempt.request)
+            (request, bodyLength, namesCodings) = try makeRequest(attempt.request)
         } catch {
             return ResponsePlayback.start(
                 head: nil, steps: [.fail(Self.transportError(error, url: attempt.request.url))], to: receiver)
@@ -235,7 +236,8 @@ public final class AsyncHTTPClientTransport: Transport {
             receiver: receiver,
             transport: self,
             resend: request.body == nil && Self.isIdempotent(request.method) ? request : nil,
-            cookies: cookieJar.map { ($0, attempt.request) }
+            cookies: cookieJar.map { ($0, attempt.request) },
+            decodes: namesCodings ? nil : decompresses
         )
         let task = client.execute(request: request, delegate: delegate)
         delegate.started(task)
@@ -250,8 +252,9 @@ public final class AsyncHTTPClientTransport: Transport {
         }
     }
 
-    /// The request as AsyncHTTPClient takes it, and its body's length (`-1` when unknown).
-    private func makeRequest(_ urlRequest: URLRequest) throws -> (HTTPClient.Request, Int64) {
+    /// The request as AsyncHTTPClient takes it, its body's length (`-1` when unknown), and whether
+    /// it names the content codings it accepts itself (`Accept-Encoding`).
+    private func makeRequest(_ urlRequest: URLRequest) throws -> (HTTPClient.Request, Int64, namesCodings: Bool) {
         guard let url = urlRequest.url else { throw URLError(.badURL) }
         let key = ParsedRequestKey(method: urlRequest.httpMethod ?? "GET", url: url)
         var request = try parsedRequests.withLockedValue { $0[key] } ?? parsed(key)
@@ -259,7 +262,8 @@ public final class AsyncHTTPClientTransport: Transport {
         for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
             headers.add(name: name, value: value)
         }
-        if decompresses, !headers.contains(name: "Accept-Encoding") {
+        let namesCodings = headers.contains(name: "Accept-Encoding")
+        if decompresses, !namesCodings {
             headers.add(name: "Accept-Encoding", value: "gzip, deflate")
         }
         // What `URLSession` adds to a request that names none, so that a server sees the same
@@ -290,7 +294,7 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         request.headers = headers
         request.body = body
-        return (request, length)
+        return (request, length, namesCodings)
     }
 
     /// The request for `key`, without headers or body, kept for the next with the same method and

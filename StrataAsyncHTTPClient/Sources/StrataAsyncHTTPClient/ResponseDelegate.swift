@@ -55,6 +55,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var cancelled = false
         /// Whether the request has been sent again on a new connection (see ``resend``).
         var resent = false
+        /// The content coding a successful response's body still arrives in, which nobody asked
+        /// for (see ``codingLeftEncoded(_:decompresses:)``); its first byte fails the exchange.
+        var undecodedCoding: String?
     }
 
     private let url: URL
@@ -69,6 +72,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     private let transport: AsyncHTTPClientTransport
     /// Where the response's cookies are kept, and the request they answer; `nil` for none.
     private let cookies: (jar: CookieJar, request: URLRequest)?
+    /// Whether the client decodes `gzip` and `deflate` bodies, when the request let the transport
+    /// say which codings it accepts; `nil` when the request named its own `Accept-Encoding`, and
+    /// so takes whatever coding the body arrives in.
+    private let decodes: Bool?
 
     init(
         url: URL,
@@ -77,10 +84,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         receiver: any ResponseReceiver,
         transport: AsyncHTTPClientTransport,
         resend: HTTPClient.Request?,
-        cookies: (jar: CookieJar, request: URLRequest)?
+        cookies: (jar: CookieJar, request: URLRequest)?,
+        decodes: Bool?
     ) {
         self.url = url
         self.cookies = cookies
+        self.decodes = decodes
         self.uploadLength = uploadLength
         self.uploadProgress = uploadProgress
         self.transport = transport
@@ -130,6 +139,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         transport = first.transport
         resend = nil
         cookies = first.cookies
+        decodes = first.decodes
     }
 
     /// The task is under way; a cancellation that came first cancels it now.
@@ -175,7 +185,13 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             jar.store(head.headers["Set-Cookie"], from: request)
         }
         let received = Self.head(head, url: url)
-        state.withLockedValue { $0.head = received }
+        let undecoded = decodes.flatMap {
+            (200..<300).contains(received.statusCode) ? Self.codingLeftEncoded(head, decompresses: $0) : nil
+        }
+        state.withLockedValue { state in
+            state.head = received
+            state.undecodedCoding = undecoded
+        }
         endIfAnsweredEarly(task)
         relay.push(received)
         return task.eventLoop.makeSucceededVoidFuture()
@@ -187,6 +203,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         // once the loop has handled the read that brought them: a body sent a byte a chunk becomes
         // a part per read, not a queued part per byte. A large one goes on now.
         let count = buffer.readableBytes
+        if count > 0, let coding = state.withLockedValue({ $0.undecodedCoding }) {
+            return task.eventLoop.makeFailedFuture(Self.undecodable(coding, url: url))
+        }
         let part = count < Self.sharedPartMinimum ? nil : Self.data(buffer)
         let (joinedBefore, opensTurn, small) = state.withLockedValue { state in
             state.received += Int64(count)
@@ -318,6 +337,30 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         case let error as ChannelError: return error == .ioOnClosedChannel || error == .eof
         default: return false
         }
+    }
+
+    /// The content codings that leave `head`'s body encoded as it reaches the consumer, joined as
+    /// the field lists them; `nil` when it arrives decoded. The client decodes a body whose first
+    /// coding is `gzip` or `deflate` (when `decompresses`), and only that one; `identity` is none.
+    static func codingLeftEncoded(_ head: HTTPResponseHead, decompresses: Bool) -> String? {
+        let codings = head.headers[canonicalForm: "Content-Encoding"].map { $0.lowercased() }
+        let applied = codings.filter { $0 != "identity" }
+        guard !applied.isEmpty else { return nil }
+        if decompresses, applied.count == 1, codings.first == "gzip" || codings.first == "deflate" { return nil }
+        return applied.joined(separator: ", ")
+    }
+
+    /// A body in `coding`, which the request did not ask for and the client cannot decode, fails as
+    /// `URLSession` fails one: `URLError(.cannotDecodeContentData)`, not bytes handed on as if decoded.
+    static func undecodable(_ coding: String, url: URL) -> URLError {
+        URLError(
+            .cannotDecodeContentData,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "the body arrived in the content coding '\(coding)', which the request did not ask for and "
+                    + "the client does not decode",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
     }
 
     /// The response head as the pipeline takes it: fields in the order received.

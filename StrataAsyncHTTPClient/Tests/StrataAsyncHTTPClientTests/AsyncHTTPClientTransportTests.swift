@@ -104,6 +104,24 @@ import Testing
         }
     }
 
+    /// The client decodes a body whose first content coding is `gzip` or `deflate`, and only that
+    /// one (SwiftNIO's decompressor); any other coding leaves the body encoded.
+    @Test(arguments: [
+        ([String](), true, String?.none), (["identity"], true, nil), (["gzip"], true, nil), (["DEFLATE"], true, nil),
+        (["gzip", "identity"], true, nil), (["gzip"], false, "gzip"), (["br"], true, "br"),
+        (["x-gzip"], true, "x-gzip"),
+        (["gzip, br"], true, "gzip, br"), (["gzip", "br"], true, "gzip, br"), (["identity", "gzip"], true, "gzip"),
+        (["zstd"], false, "zstd"),
+    ])
+    func aBodyIsLeftEncodedByEveryCodingButTheOneTheClientDecodes(
+        codings: [String], decompresses: Bool, leftEncoded: String?
+    ) {
+        var headers = NIOHTTP1.HTTPHeaders()
+        for coding in codings { headers.add(name: "Content-Encoding", value: coding) }
+        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
+        #expect(ResponseDelegate.codingLeftEncoded(head, decompresses: decompresses) == leftEncoded)
+    }
+
     @Test func aResponseHeadKeepsItsFieldsInOrderAndBecomesAnHTTPURLResponseWithRepeatedHeadersJoined() throws {
         let url = try #require(URL(string: "http://127.0.0.1/x"))
         var headers = NIOHTTP1.HTTPHeaders()
