@@ -12,6 +12,8 @@ package enum DotSegments {
     /// resolved, its query and fragment (after `?` or `#`) as they were, and whether a `..` found
     /// nothing left to remove (and was dropped); `nil` when it has no dot segment, as most have not.
     package static func resolve(_ path: String) -> (path: String, climbed: Bool)? {
+        // Most paths hold no `.` or `%` at all: one look at their bytes, nothing made.
+        guard path.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "%") }) else { return nil }
         let end = path.firstIndex { $0 == "?" || $0 == "#" } ?? path.endIndex
         let segments = path[..<end].drop { $0 == "/" }.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.contains(where: { kind(of: $0) != nil }) else { return nil }

@@ -203,19 +203,20 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         // once the loop has handled the read that brought them: a body sent a byte a chunk becomes
         // a part per read, not a queued part per byte. A large one goes on now.
         let count = buffer.readableBytes
-        if count > 0, let coding = state.withLockedValue({ $0.undecodedCoding }) {
-            return task.eventLoop.makeFailedFuture(Self.undecodable(coding, url: url))
-        }
         let part = count < Self.sharedPartMinimum ? nil : Self.data(buffer)
-        let (joinedBefore, opensTurn, small) = state.withLockedValue { state in
+        let (joinedBefore, opensTurn, small, undecoded) = state.withLockedValue { state -> (Data, Bool, Int, String?) in
+            if count > 0, let coding = state.undecodedCoding { return (Data(), false, 0, coding) }
             state.received += Int64(count)
             guard part == nil else {
                 defer { state.small = Data() }
-                return (state.small, false, 0)
+                return (state.small, false, 0, nil)
             }
             let wasEmpty = state.small.isEmpty
             buffer.withUnsafeReadableBytes { state.small.append(contentsOf: $0) }
-            return (Data(), wasEmpty && count > 0, state.small.count)
+            return (Data(), wasEmpty && count > 0, state.small.count, nil)
+        }
+        if let undecoded {
+            return task.eventLoop.makeFailedFuture(Self.undecodable(undecoded, url: url))
         }
         if let part {
             if !joinedBefore.isEmpty { relay.push(joinedBefore) }
