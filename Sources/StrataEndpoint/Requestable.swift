@@ -74,7 +74,7 @@ extension Requestable {
     ///   cannot stand in a path (a space, non-ASCII letters) are percent-encoded, `%XX` escapes kept.
     /// - `.` and `..` segments (also written `%2E`) are resolved as RFC 3986 §5.2.4 says, so every
     ///   transport sends the same path; one whose `..` would climb above the base URL's path is
-    ///   ``RequestGenerationError/pathLeavesBaseURL(_:)``. A full path's stop at its root.
+    ///   ``RequestGenerationError/pathLeavesBaseURL(_:)``. A full path's `..` stops at its root.
     /// - A query in the base URL or the path is kept first, as written; the merged parameters follow,
     ///   sorted by key.
     /// - For a full-path URL whose origin (scheme, host, port) differs from the base URL's, the

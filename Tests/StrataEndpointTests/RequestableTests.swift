@@ -189,6 +189,21 @@ import Testing
         }
     }
 
+    /// The refusal says which path, with a secret in its query hidden, as every URL Strata prints.
+    @Test func theRefusalNamesThePathWithItsSecretsHidden() throws {
+        let path = "../admin?api_key=s3cret&page=2"
+        let configuration = try configuration("https://api.example.com/v1/")
+        do throws(RequestGenerationError) {
+            _ = try Endpoint<Void>(path: path).urlRequest(with: configuration)
+            Issue.record("\(path) was built")
+        } catch {
+            #expect(error == .pathLeavesBaseURL(path))
+            #expect(error.description.contains("../admin"))
+            #expect(error.description.contains("page=2"))
+            #expect(!error.description.contains("s3cret"), "\(error.description)")
+        }
+    }
+
     /// A whole URL's path is resolved too, `..` stopping at its root as RFC 3986 says.
     @Test(
         arguments: [
