@@ -22,14 +22,50 @@ public final class FileBodyStream: InputStream {
     private var handle: FileHandle?
     private var status: Stream.Status = .notOpen
 
-    /// Creates a stream over `fileURL`.
-    /// - Throws: the file system's error when the file's size cannot be read.
-    public init(fileURL: URL, removesFileOnRelease: Bool = false) throws {
-        let attributes = try FileManager.default.attributesOfItem(atPath: fileURL.path)
+    /// Creates a stream over `fileURL`, whose length is the file's size now.
+    /// - Throws: ``RequestValidationError/unusableBodyFile(path:reason:)`` when `fileURL` does not
+    ///   name a regular file (after links are followed) whose size can be read.
+    public init(fileURL: URL, removesFileOnRelease: Bool = false) throws(RequestValidationError) {
+        self.length = try Self.regularFileLength(at: fileURL)
         self.fileURL = fileURL
-        self.length = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
         self.removesFileOnRelease = removesFileOnRelease
         super.init(data: Data())
+    }
+
+    /// Throws unless the file still has the length the stream announces: one that grew or shrank
+    /// since would send a body its `Content-Length` does not frame (the bytes past it read by the
+    /// server as the next request on the connection), or one that never ends.
+    public func checkUnchanged() throws(RequestValidationError) {
+        let now = try Self.regularFileLength(at: fileURL)
+        guard now == length else {
+            throw .unusableBodyFile(
+                path: fileURL.path, reason: "it held \(length) bytes when the request was made and holds \(now) now")
+        }
+    }
+
+    /// The size of the regular file at `url`, links followed. A folder, a device such as
+    /// `/dev/zero`, a pipe (whose opening blocks until a writer comes) or a socket has no length a
+    /// body could announce, so each is refused.
+    /// - Throws: ``RequestValidationError/unusableBodyFile(path:reason:)``, saying why.
+    package static func regularFileLength(at url: URL) throws(RequestValidationError) -> UInt64 {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
+        } catch {
+            throw .unusableBodyFile(path: url.path, reason: error.localizedDescription)
+        }
+        let type = attributes[.type] as? FileAttributeType
+        guard type == .typeRegular else {
+            let kind =
+                switch type {
+                case .typeDirectory?: "a folder"
+                case .typeCharacterSpecial?, .typeBlockSpecial?: "a device"
+                case .typeSocket?: "a socket"
+                default: "a pipe or another special file"
+                }
+            throw .unusableBodyFile(path: url.path, reason: "it is \(kind), not a regular file")
+        }
+        return (attributes[.size] as? NSNumber)?.uint64Value ?? 0
     }
 
     deinit {

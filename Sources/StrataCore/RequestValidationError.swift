@@ -25,6 +25,11 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     /// stream timeout that is not a positive number of seconds, a stream buffer limit that is not a
     /// positive number of bytes, a negative body length. `value` is the option's, as given.
     case invalidOption(name: String, value: String)
+    /// The file a body is uploaded from (this path) cannot be sent as the request announces it:
+    /// it is not a regular file (a folder, a device, a pipe), it cannot be read, or its size has
+    /// changed since the request was made, so its `Content-Length` would no longer tell where the
+    /// body ends. `reason` says which.
+    case unusableBodyFile(path: String, reason: String)
 
     /// A sentence saying what is wrong; text is shown escaped, so a control character cannot
     /// break a log line either.
@@ -54,6 +59,8 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
                 default: "a positive number of seconds"
                 }
             return "RequestOptions.\(name) is \(value), which is not \(range); the request was not sent."
+        case .unusableBodyFile(let path, let reason):
+            return "The body's file \(Self.shown(path, limit: 200)) cannot be uploaded: \(reason); the request was not sent."
         }
     }
 

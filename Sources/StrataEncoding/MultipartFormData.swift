@@ -111,7 +111,8 @@ public struct MultipartFormData: Sendable {
 
     /// Appends a file part, read in chunks when the body is written. The file name defaults to the
     /// file's, the MIME type to its extension's.
-    /// - Throws: ``MultipartError/unreadableFile(path:reason:)`` when the file's size cannot be read.
+    /// - Throws: ``MultipartError/unreadableFile(path:reason:)`` when the file's size cannot be read,
+    ///   or it is not a regular file (a folder, a device, a pipe: none has a length to frame).
     public mutating func append(
         fileURL: URL, name: String, fileName: String? = nil, mimeType: String? = nil
     )
@@ -119,15 +120,9 @@ public struct MultipartFormData: Sendable {
     {
         let length: UInt64
         do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: fileURL.path)
-            guard (attributes[.type] as? FileAttributeType) != .typeDirectory else {
-                throw MultipartError.unreadableFile(path: fileURL.path, reason: "it is a directory")
-            }
-            length = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
-        } catch let error as MultipartError {
-            throw error
+            length = try FileBodyStream.regularFileLength(at: fileURL)
         } catch {
-            throw .unreadableFile(path: fileURL.path, reason: error.localizedDescription)
+            throw MultipartError(error)
         }
         let type = mimeType ?? MIMEType.forPathExtension(fileURL.pathExtension)
         parts.append(
@@ -317,6 +312,15 @@ public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStr
     /// as parts of the content's choosing. Only a boundary of the caller's own can meet its
     /// content: the default one is random.
     case boundaryInPart(name: String)
+
+    /// The refusal of a file as a body (``FileBodyStream/regularFileLength(at:)``), as a part's.
+    init(_ refusal: RequestValidationError) {
+        guard case .unusableBodyFile(let path, let reason) = refusal else {
+            self = .unreadableFile(path: "", reason: refusal.description)
+            return
+        }
+        self = .unreadableFile(path: path, reason: reason)
+    }
 
     /// A sentence saying what was wrong.
     public var errorDescription: String? {

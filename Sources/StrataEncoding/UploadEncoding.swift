@@ -27,7 +27,7 @@ public enum UploadEncoding: ParameterEncoding {
 
     /// Returns `request` with the upload as its body.
     /// - Throws: ``ParameterEncodingError/multipart(_:)`` with ``MultipartError/unreadableFile(path:reason:)``
-    ///   when the file's size cannot be read.
+    ///   when the file's size cannot be read, or it is not a regular file.
     public func encode(
         _ request: URLRequest, with parameters: [String: ParameterValue]
     ) throws(ParameterEncodingError)
@@ -45,7 +45,7 @@ public enum UploadEncoding: ParameterEncoding {
                 request.httpBodyStream = stream
                 request.setValue(String(stream.length), forHTTPHeaderField: "Content-Length")
             } catch {
-                throw .multipart(.unreadableFile(path: url.path, reason: error.localizedDescription))
+                throw .multipart(MultipartError(error))
             }
             setContentType(contentType, on: &request)
         }

@@ -364,9 +364,9 @@ final class RequestExecution: Sendable {
     /// `request` as a transport gets it: user information in the URL (an adapter may have put
     /// some there) goes on the wire only as a credential field, and only to the addressed origin;
     /// the scheme is lowercased (it is case-insensitive, and FoundationNetworking takes only a
-    /// lowercase one).
+    /// lowercase one); and its framing is the body's (``URLRequest/framedByItsBody()``).
     private func normalized(_ request: URLRequest) -> URLRequest {
-        var request = request
+        var request = request.framedByItsBody()
         if let url = request.url, url.user != nil || url.password != nil {
             request = request.movingUserInfo(keepingCredentials: isAddressed(url))
         }
@@ -391,8 +391,9 @@ final class RequestExecution: Sendable {
 
     /// Throws unless the request can go on the wire as it is: its options in range, a URL the
     /// transport can send to, a positive timeout, a token for a method, tokens for header names and
-    /// no control characters in header values (RFC 9110); and a download's destination is not a
-    /// folder (which the download would otherwise replace, with all it holds).
+    /// no control characters in header values (RFC 9110); a body's file still the size the request
+    /// announces; and a download's destination is not a folder (which the download would
+    /// otherwise replace, with all it holds).
     private func validate(_ request: URLRequest) throws(RequestValidationError) {
         if let invalidOptions { throw invalidOptions }
         // FoundationNetworking traps on a request without a URL; SwiftNIO on a port out of range.
@@ -408,6 +409,9 @@ final class RequestExecution: Sendable {
             try HTTPHeader(name: name, value: value).validate()
         }
         guard request.timeoutInterval > 0 else { throw .invalidTimeout(request.timeoutInterval) }
+        if let file = request.httpBodyStream as? FileBodyStream {
+            try file.checkUnchanged()
+        }
         if let destination = download, FileWriter.isFolder(destination) {
             throw .downloadDestinationIsAFolder(destination.path)
         }
@@ -806,5 +810,37 @@ extension URLRequest {
             moved.setValue("Basic " + Data(credentials.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
         }
         return moved
+    }
+}
+
+extension URLRequest {
+    /// The request with the fields that frame its body as the body itself says, whatever a caller
+    /// or an adapter set (RFC 9112 §6): a `Transfer-Encoding` is the transport's to choose and is
+    /// taken out; a `Content-Length` becomes the length of a body in memory or in a file, stays
+    /// on a stream's only when it is one length in digits, and goes from a request without a body.
+    ///
+    /// Over `URLSession` on Linux a request's own fields go on the wire as they are: a
+    /// `Content-Length` of 10 on a body of 100 bytes sends 90 bytes the server reads as the next
+    /// request on the connection, one of 5 on a `GET` leaves the server waiting for a body. A
+    /// request that names neither field is returned as it is; the transport frames it.
+    func framedByItsBody() -> URLRequest {
+        let length = value(forHTTPHeaderField: "Content-Length")
+        let coding = value(forHTTPHeaderField: "Transfer-Encoding")
+        guard length != nil || coding != nil else { return self }
+        let framed: String? =
+            if let body = httpBody {
+                String(body.count)
+            } else if let file = httpBodyStream as? FileBodyStream {
+                String(file.length)
+            } else if httpBodyStream != nil, let length, !length.contains(","), HTTPGrammar.isOneLength(length) {
+                length
+            } else {
+                nil
+            }
+        guard length != framed || coding != nil else { return self }
+        var request = self
+        request.setValue(nil, forHTTPHeaderField: "Transfer-Encoding")
+        request.setValue(framed, forHTTPHeaderField: "Content-Length")
+        return request
     }
 }

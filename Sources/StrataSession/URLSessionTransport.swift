@@ -108,10 +108,17 @@ public final class URLSessionTransport: Transport {
             request.setValue(field, forHTTPHeaderField: "Cookie")
         }
         let task: URLSessionTask
+        if request.httpBodyStream != nil, !(request.httpBodyStream is FileBodyStream) {
+            // FoundationNetworking sends every stream chunked, and a `Content-Length` of the
+            // request's beside it: a message framed twice, which a server and a proxy may each
+            // read their own way (RFC 9112 §6.1).
+            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+        }
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
             request.httpBodyStream = nil
-            task = session.uploadTask(with: request, fromFile: file.fileURL)
+            // FoundationNetworking does not finish an upload from a symbolic link: it gets the file's path.
+            task = session.uploadTask(with: request, fromFile: file.fileURL.resolvingSymlinksInPath())
         } else if attempt.bodyIsBoundForFile, usesDownloadTasks, attempt.fileProgress == nil,
             attempt.uploadProgress == nil
         {

@@ -135,16 +135,6 @@ import Testing
         try await plain.shutdown()
     }
 
-    /// Adapts each request as `change` says, as an app's adapter would.
-    private struct Changing: RequestAdapter {
-        let change: @Sendable (inout URLRequest) -> Void
-        func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
-            var request = request
-            change(&request)
-            completion(.success(request))
-        }
-    }
-
     @Test func aCookieFieldOfTheRequestsOwnIsSentWithTheStoredOnes() async throws {
         let own = Changing { $0.setValue("own=1", forHTTPHeaderField: "Cookie") }
         try await Harness.with(adapters: [own]) { harness in

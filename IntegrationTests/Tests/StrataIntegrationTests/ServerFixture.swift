@@ -47,6 +47,16 @@ struct Harness: Sendable {
     }
 }
 
+/// Adapts each request as `change` says, as an app's adapter would.
+struct Changing: RequestAdapter {
+    let change: @Sendable (inout URLRequest) -> Void
+    func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        var request = request
+        change(&request)
+        completion(.success(request))
+    }
+}
+
 /// What the `/status/{code}` route answers with, as a domain error.
 struct ServerStatus: Decodable, Error, Equatable {
     let status: Int

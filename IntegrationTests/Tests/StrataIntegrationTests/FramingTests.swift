@@ -1,0 +1,150 @@
+import Foundation
+import Strata
+import StrataTestServer
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A request's body reaches the server framed by the body itself, over either transport, whatever
+/// `Content-Length` or `Transfer-Encoding` a caller or an adapter set, and a body's file goes as
+/// long as the request announced it or not at all. Over `URLSession` on Linux a request's own
+/// fields went on the wire as written: bytes past a short `Content-Length` read as the next request
+/// on the connection, a `GET` announcing a body left the server waiting for it, and a stream went
+/// framed twice.
+@Suite struct FramingTests {
+    /// Sets what the test's headers ask for after the request was built, as an adapter of an
+    /// app's might: `X-Set-Length` as `Content-Length`, `X-Set-Coding` as `Transfer-Encoding`, and
+    /// with `X-As-Stream` the body as a stream of the caller's.
+    private static let framing = Changing { request in
+        if let length = request.value(forHTTPHeaderField: "X-Set-Length") {
+            request.setValue(length, forHTTPHeaderField: "Content-Length")
+        }
+        if let coding = request.value(forHTTPHeaderField: "X-Set-Coding") {
+            request.setValue(coding, forHTTPHeaderField: "Transfer-Encoding")
+        }
+        if request.value(forHTTPHeaderField: "X-As-Stream") != nil, let body = request.httpBody {
+            request.httpBody = nil
+            request.httpBodyStream = InputStream(data: body)
+        }
+    }
+
+    private static let body = Data(TestReply.generatedBody(size: 100))
+
+    @Test(arguments: [
+        ["X-Set-Length": "10"], ["X-Set-Length": "1000"], ["X-Set-Length": "abc"], ["X-Set-Length": "-5"],
+        ["X-Set-Length": "100, 100"], ["X-Set-Coding": "chunked"], ["X-Set-Coding": "gzip"],
+        ["X-Set-Length": "10", "X-Set-Coding": "chunked"],
+    ])
+    func aBodyInMemoryIsFramedByItsLength(fields: [String: String]) async throws {
+        try await Harness.with(timeout: 5, adapters: [Self.framing]) { harness in
+            for _ in 0..<2 {  // The second request goes on the same connection: nothing of the first is left on it.
+                let echo = try await harness.transfer.request(
+                    Endpoint<EchoReply>(
+                        path: "echo", method: .post, headerParameters: HTTPHeaders(fields),
+                        bodyEncoding: UploadEncoding.data(Self.body)))
+                #expect(Data(base64Encoded: echo.bodyBase64) == Self.body, "\(fields)")
+                #expect(echo.headers["content-length"] == "100", "\(fields)")
+                #expect(echo.headers["transfer-encoding"] == nil, "\(fields)")
+            }
+            let next = try await harness.transfer.request(Endpoint<EchoReply>(path: "echo"))
+            #expect(next.method == "GET" && next.bodySize == 0)
+        }
+    }
+
+    @Test(arguments: [["X-Set-Length": "5"], ["X-Set-Coding": "chunked"], ["X-Set-Length": "0"]])
+    func aRequestWithoutABodyAnnouncesNone(fields: [String: String]) async throws {
+        try await Harness.with(timeout: 5, adapters: [Self.framing]) { harness in
+            for method in [HTTPMethod.get, .delete] {
+                let echo = try await harness.transfer.request(
+                    Endpoint<EchoReply>(path: "echo", method: method, headerParameters: HTTPHeaders(fields)))
+                #expect(echo.bodySize == 0)
+                #expect(echo.headers["content-length"] == nil || echo.headers["content-length"] == "0", "\(fields)")
+                #expect(echo.headers["transfer-encoding"] == nil, "\(fields)")
+            }
+        }
+    }
+
+    @Test(arguments: ["300000", "abc", "1, 1"])
+    func aStreamIsFramedOnce(length: String) async throws {
+        let body = Data(TestReply.generatedBody(size: 300_000))
+        try await Harness.with(timeout: 5, adapters: [Self.framing]) { harness in
+            let echo = try await harness.transfer.request(
+                Endpoint<EchoReply>(
+                    path: "echo", method: .put, headerParameters: ["X-Set-Length": length, "X-As-Stream": "1"],
+                    bodyEncoding: UploadEncoding.data(body)))
+            #expect(Data(base64Encoded: echo.bodyBase64) == body)
+            let fields = [echo.headers["content-length"], echo.headers["transfer-encoding"]].compactMap { $0 }
+            #expect(fields.count == 1, "framed by \(fields)")
+        }
+    }
+
+    @Test func aFileIsUploadedThroughASymbolicLinkWithTheLengthOfTheFileItNames() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-framing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bytes = Data(TestReply.generatedBody(size: 3_000))
+        let file = folder.appendingPathComponent("file.bin")
+        try bytes.write(to: file)
+        let link = folder.appendingPathComponent("link.bin")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file)
+        try await Harness.with(timeout: 5) { harness in
+            for _ in 0..<2 {
+                let echo = try await harness.transfer.request(
+                    Endpoint<EchoReply>(path: "echo", method: .put, bodyEncoding: UploadEncoding.file(link)))
+                #expect(Data(base64Encoded: echo.bodyBase64) == bytes)
+                #expect(echo.headers["content-length"] == "3000")
+            }
+        }
+    }
+
+    @Test(arguments: [5_000, 10, 0])
+    func aFileWhoseSizeChangedAfterTheRequestWasMadeIsNotSent(newSize: Int) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-framing-\(UUID().uuidString)")
+        try Data(TestReply.generatedBody(size: 1_000)).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        // Adapters run after the body was encoded: this one stands for another writer of the file.
+        let rewrite = Changing { _ in try? Data(count: newSize).write(to: file) }
+        try await Harness.with(timeout: 5, adapters: [rewrite]) { harness in
+            let error = await failure { () async throws(DataTransferError) in
+                try await harness.transfer.request(
+                    Endpoint<Void>(
+                        path: "retry-after/200", method: .put, queryParameters: ["key": "changed", "failures": "0"],
+                        bodyEncoding: UploadEncoding.file(file)))
+            }
+            guard case .networkFailure(.invalidRequest(.unusableBodyFile(let path, let reason)))? = error else {
+                Issue.record("expected an unusable body file, got \(String(describing: error))")
+                return
+            }
+            #expect(path == file.path)
+            #expect(reason.contains("1000 bytes") && reason.contains("\(newSize) now"), "\(reason)")
+            #expect(harness.server.state.attemptCount(for: "changed") == 0)
+        }
+    }
+
+    @Test func aFileThatIsNotARegularFileIsRefusedBeforeAnythingIsSent() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-framing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pipe = folder.appendingPathComponent("pipe")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        try await Harness.with(timeout: 5) { harness in
+            for url in [folder, pipe, URL(fileURLWithPath: "/dev/zero"), URL(fileURLWithPath: "/dev/null")] {
+                let error = await failure { () async throws(DataTransferError) in
+                    try await harness.transfer.request(
+                        Endpoint<Void>(
+                            path: "retry-after/200", method: .put,
+                            queryParameters: ["key": "special", "failures": "0"], bodyEncoding: UploadEncoding.file(url)))
+                }
+                guard case .networkFailure(.encoding(.multipart(.unreadableFile(_, let reason))))? = error else {
+                    Issue.record("\(url.path): expected an unreadable file, got \(String(describing: error))")
+                    continue
+                }
+                #expect(reason.hasSuffix("not a regular file"), "\(reason)")
+            }
+            #expect(harness.server.state.attemptCount(for: "special") == 0)
+        }
+    }
+}
