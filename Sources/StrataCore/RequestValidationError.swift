@@ -60,7 +60,8 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
                 }
             return "RequestOptions.\(name) is \(value), which is not \(range); the request was not sent."
         case .unusableBodyFile(let path, let reason):
-            return "The body's file \(Self.shown(path, limit: 200)) cannot be uploaded: \(reason); the request was not sent."
+            return "The body's file \(Self.shown(path, limit: 200)) cannot be uploaded: \(reason); "
+                + "the request was not sent."
         }
     }
 

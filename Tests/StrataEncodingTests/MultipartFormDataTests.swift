@@ -305,3 +305,70 @@ import Testing
         #expect(file.value(forHTTPHeaderField: "Content-Type") == "image/png")
     }
 }
+
+/// Only a regular file has a length a body can announce: a folder, a device or a pipe is refused
+/// where a body is made of it (an upload, a multipart part), before anything blocks on it or is
+/// sent, and a link counts as the file it names.
+@Suite struct BodyFileTests {
+    /// A folder holding a regular file, a link to it, a pipe and a folder, removed by `body`'s end.
+    private func withFiles(_ body: (_ folder: URL) throws -> Void) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-files-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("folder"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(repeating: 7, count: 3_000).write(to: folder.appendingPathComponent("file"))
+        try FileManager.default.createSymbolicLink(
+            at: folder.appendingPathComponent("link"), withDestinationURL: folder.appendingPathComponent("file"))
+        #expect(mkfifo(folder.appendingPathComponent("pipe").path, 0o600) == 0)
+        try body(folder)
+    }
+
+    @Test func aLinkCountsAsTheFileItNames() throws {
+        try withFiles { folder in
+            let link = folder.appendingPathComponent("link")
+            #expect(try FileBodyStream(fileURL: link).length == 3_000)
+            let request = try UploadEncoding.file(link).encode(URLRequest(url: folder), with: [:])
+            #expect(request.value(forHTTPHeaderField: "Content-Length") == "3000")
+            var form = MultipartFormData(boundary: "B")
+            try form.append(fileURL: link, name: "f")
+            #expect(try form.encoded().count > 3_000)
+        }
+    }
+
+    @Test(arguments: [
+        ("folder", "a folder"), ("pipe", "a pipe or another special file"), ("/dev/zero", "a device"),
+        ("/dev/null", "a device"),
+    ])
+    func whatIsNotARegularFileIsRefused(name: String, kind: String) throws {
+        try withFiles { folder in
+            let url = name.hasPrefix("/") ? URL(fileURLWithPath: name) : folder.appendingPathComponent(name)
+            let reason = "it is \(kind), not a regular file"
+            #expect(throws: RequestValidationError.unusableBodyFile(path: url.path, reason: reason)) {
+                try FileBodyStream(fileURL: url)
+            }
+            let refusal = ParameterEncodingError.multipart(.unreadableFile(path: url.path, reason: reason))
+            #expect(throws: refusal) { try UploadEncoding.file(url).encode(URLRequest(url: folder), with: [:]) }
+            var form = MultipartFormData(boundary: "B")
+            #expect(throws: MultipartError.unreadableFile(path: url.path, reason: reason)) {
+                try form.append(fileURL: url, name: "f")
+            }
+        }
+    }
+
+    @Test func aStreamKnowsWhenItsFileNoLongerHasItsLength() throws {
+        try withFiles { folder in
+            let file = folder.appendingPathComponent("file")
+            let stream = try FileBodyStream(fileURL: file)
+            try stream.checkUnchanged()
+            for size in [3_001, 2_999, 0] {
+                try Data(count: size).write(to: file)
+                let reason = "it held 3000 bytes when the request was made and holds \(size) now"
+                #expect(throws: RequestValidationError.unusableBodyFile(path: file.path, reason: reason)) {
+                    try stream.checkUnchanged()
+                }
+            }
+            try FileManager.default.removeItem(at: file)
+            #expect(throws: RequestValidationError.self) { try stream.checkUnchanged() }
+        }
+    }
+}

@@ -12,7 +12,7 @@ import Testing
 /// left pending when it returns `nil` (then only cancellation ends it). It reports an
 /// `HTTPURLResponse`, as `URLSessionTransport` does, or with `reportsHead` a ``ResponseHead``, as
 /// a transport that gets no `HTTPURLResponse` from below does.
-private final class InMemoryTransport: Transport {
+final class InMemoryTransport: Transport {
     private let answer: @Sendable (URLRequest) -> (status: Int, headers: [String: String], body: String)?
     private let reportsHead: Bool
     private let sent = Locked<[URLRequest]>([])

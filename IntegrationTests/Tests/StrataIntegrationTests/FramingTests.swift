@@ -82,7 +82,8 @@ import Testing
     }
 
     @Test func aFileIsUploadedThroughASymbolicLinkWithTheLengthOfTheFileItNames() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-framing-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-framing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let bytes = Data(TestReply.generatedBody(size: 3_000))
@@ -125,7 +126,8 @@ import Testing
     }
 
     @Test func aFileThatIsNotARegularFileIsRefusedBeforeAnythingIsSent() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-framing-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-framing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let pipe = folder.appendingPathComponent("pipe")
@@ -136,7 +138,8 @@ import Testing
                     try await harness.transfer.request(
                         Endpoint<Void>(
                             path: "retry-after/200", method: .put,
-                            queryParameters: ["key": "special", "failures": "0"], bodyEncoding: UploadEncoding.file(url)))
+                            queryParameters: ["key": "special", "failures": "0"], bodyEncoding: UploadEncoding.file(url)
+                        ))
                 }
                 guard case .networkFailure(.encoding(.multipart(.unreadableFile(_, let reason))))? = error else {
                     Issue.record("\(url.path): expected an unreadable file, got \(String(describing: error))")

@@ -1,0 +1,88 @@
+import Foundation
+import StrataCore
+import StrataSession
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Every attempt reaches its transport framed by its body, whatever `Content-Length` and
+/// `Transfer-Encoding` the caller or an adapter set: the length of a body in memory or in a file,
+/// a stream's own length only when it is one, and none for a request without a body. A body's
+/// file that changed size since the request was made is not sent.
+@Suite struct MessageFramingTests {
+    private let url = URL(string: "https://api.strata.test/upload") ?? URL(fileURLWithPath: "/")
+
+    enum Body: Sendable {
+        case none, data, stream
+    }
+
+    /// The `Content-Length` and `Transfer-Encoding` the transport is handed for a request with
+    /// `body` and the fields `fields`.
+    private func framing(of body: Body, fields: [String: String]) async throws -> [String?] {
+        let transport = InMemoryTransport { _ in (200, [:], "") }
+        var request = URLRequest(url: url)
+        request.httpMethod = body == .none ? "GET" : "POST"
+        switch body {
+        case .none: break
+        case .data: request.httpBody = Data(count: 100)
+        case .stream: request.httpBodyStream = InputStream(data: Data(count: 100))
+        }
+        for (name, value) in fields {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        let (recorder, _) = send(request, through: SessionManager(transport: transport))
+        _ = try #require(await recorder.first())
+        let sent = try #require(transport.requests.first)
+        return [sent.value(forHTTPHeaderField: "Content-Length"), sent.value(forHTTPHeaderField: "Transfer-Encoding")]
+    }
+
+    @Test(arguments: [
+        ["Content-Length": "10"], ["Content-Length": "1000"], ["Content-Length": "abc"], ["Content-Length": "-5"],
+        ["Content-Length": "100, 100"], ["Content-Length": "100"], ["Transfer-Encoding": "chunked"],
+        ["Content-Length": "10", "Transfer-Encoding": "chunked"],
+    ])
+    func aBodyInMemoryAnnouncesItsOwnLength(fields: [String: String]) async throws {
+        #expect(try await framing(of: .data, fields: fields) == ["100", nil])
+    }
+
+    @Test(arguments: [["Content-Length": "5"], ["Content-Length": "0"], ["Transfer-Encoding": "chunked"]])
+    func aRequestWithoutABodyAnnouncesNone(fields: [String: String]) async throws {
+        #expect(try await framing(of: .none, fields: fields) == [nil, nil])
+    }
+
+    @Test(arguments: [
+        (["Content-Length": "100"], "100"), (["Content-Length": "abc"], nil), (["Content-Length": "1, 1"], nil),
+        (["Content-Length": ""], nil), (["Content-Length": "100", "Transfer-Encoding": "chunked"], "100"),
+    ])
+    func aStreamKeepsItsLengthOnlyWhenItIsOne(fields: [String: String], length: String?) async throws {
+        #expect(try await framing(of: .stream, fields: fields) == [length, nil])
+    }
+
+    @Test(arguments: [Body.none, .data, .stream])
+    func aRequestThatNamesNeitherFieldIsLeftToItsTransport(body: Body) async throws {
+        #expect(try await framing(of: body, fields: [:]) == [nil, nil])
+    }
+
+    @Test func aBodysFileAnnouncesItsLengthAndIsNotSentOnceItChanged() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID().uuidString).bin")
+        try Data(count: 1_000).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let transport = InMemoryTransport { _ in (200, [:], "") }
+        let manager = SessionManager(transport: transport)
+        var request = URLRequest(url: url)
+        request.httpMethod = "PUT"
+        request.httpBodyStream = try FileBodyStream(fileURL: file)
+        request.setValue("10", forHTTPHeaderField: "Content-Length")
+        _ = try #require(await send(request, through: manager).0.first())
+        #expect(transport.requests.first?.value(forHTTPHeaderField: "Content-Length") == "1000")
+
+        try Data(count: 1_001).write(to: file)
+        let outcome = try #require(await send(request, through: manager).0.first())
+        let reason = "it held 1000 bytes when the request was made and holds 1001 now"
+        #expect(outcome.error as? RequestValidationError == .unusableBodyFile(path: file.path, reason: reason))
+        #expect(transport.requests.count == 1)
+    }
+}
