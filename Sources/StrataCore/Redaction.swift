@@ -5,8 +5,9 @@ import Foundation
 /// carry credentials.
 ///
 /// Header names, query keys and body fields compare without case. The defaults cover
-/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`, and the usual secret field
-/// names (``secretFieldNames``); add the names your API uses for secrets:
+/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`, every header named as a
+/// credential (`X-Api-Key`, `X-Auth-Token`: see ``namesACredential(_:)``), and the usual secret
+/// field names (``secretFieldNames``); add the names your API uses for secrets:
 ///
 /// ```swift
 /// let redaction = Redaction(extraHeaderNames: ["X-Api-Key"], queryKeys: ["sig"])
@@ -59,10 +60,39 @@ public struct Redaction: Hashable, Sendable {
         set { standardPolicy.withLock { $0 = newValue } }
     }
 
-    /// Whether the value of header `name` is hidden.
+    /// Whether the value of header `name` is hidden: a name in ``headerNames``, or one named as a
+    /// credential (``namesACredential(_:)``).
     public func hidesHeader(named name: String) -> Bool {
-        headerNames.contains(name.lowercased())
+        let lowercased = name.lowercased()
+        return headerNames.contains(lowercased) || Self.namesACredential(lowercased)
     }
+
+    /// Whether a header name reads as a credential's whatever the API: one of its words (split at
+    /// `-` and `_`, without case) is `token`, `secret`, `password`, `passwd`, `apikey`, `auth`,
+    /// `authorization`, `credential`, `credentials`, `cookie` or `session`, or two words in a row
+    /// are `api key`, `access key`, `secret key`, `private key` or `subscription key`. So
+    /// `X-Api-Key`, `X-Auth-Token`, `X-Amz-Security-Token`, `Ocp-Apim-Subscription-Key` and
+    /// `X-Session-Id` are hidden, and never follow a redirect to another origin, without being
+    /// named; `X-Request-Id` and `X-Tokenizer` are not.
+    public static func namesACredential(_ name: String) -> Bool {
+        var previous: Substring = ""
+        for word in name.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }) {
+            if credentialWords.contains(word) || (word == "key" && keyQualifiers.contains(previous)) {
+                return true
+            }
+            previous = word
+        }
+        return false
+    }
+
+    /// The words that make a header name a credential's wherever they stand in it.
+    private static let credentialWords: Set<Substring> = [
+        "token", "secret", "password", "passwd", "apikey", "auth", "authorization", "credential", "credentials",
+        "cookie", "session",
+    ]
+
+    /// The words that make a `key` after them a credential.
+    private static let keyQualifiers: Set<Substring> = ["api", "access", "secret", "private", "subscription"]
 
     /// Whether a body field (a JSON member, a form or multipart field, an XML element or attribute)
     /// named `name` is hidden; for a nested form name (`user[password]`), whether any part is.

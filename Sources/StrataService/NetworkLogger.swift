@@ -39,7 +39,7 @@ public enum NetworkLogLevel: Int, Comparable, Sendable {
 /// `Redaction.redact(body:contentType:)`.
 ///
 /// ```swift
-/// let logger = ConsoleNetworkLogger(level: .verbose, redaction: Redaction(extraHeaderNames: ["X-Api-Key"]))
+/// let logger = ConsoleNetworkLogger(level: .verbose, redaction: Redaction(extraHeaderNames: ["X-Partner-Id"]))
 /// let manager = SessionManager(monitors: [logger])
 /// ```
 ///

@@ -11,8 +11,8 @@ import StrataCore
 /// `replacingExisting: true` to always send the adapter's value. A name listed more than once is
 /// sent with every value. Fields that are secrets (an API key) belong to an origin: give `origins`,
 /// and requests elsewhere — a redirect to another host among them — do not get them. Without
-/// `origins`, a credential field (`Authorization`, and the names of the manager's
-/// ``/StrataCore/Redaction``) still goes only to the origin each request addressed, never to one
+/// `origins`, a credential field (`Authorization`, one named as a credential such as `X-Api-Key`,
+/// and the names of the manager's ``/StrataCore/Redaction``) still goes only to the origin each request addressed, never to one
 /// a server redirects to. A field that
 /// breaks HTTP's grammar fails the request with a ``/StrataCore/RequestValidationError``.
 ///

@@ -17,6 +17,24 @@ import Testing
         #expect(redacted.map(\.name) == headers.map(\.name))
     }
 
+    @Test(arguments: [
+        "X-Api-Key", "api_key", "X-APIKEY", "X-Auth-Token", "x-myapp-token", "X-Amz-Security-Token",
+        "Ocp-Apim-Subscription-Key", "X-Session-Id", "X-Client-Secret", "X-Access-Key", "X-Password",
+        "X-Credentials",
+    ])
+    func aHeaderNamedAsACredentialIsRedactedUnnamed(name: String) {
+        #expect(Redaction.namesACredential(name))
+        #expect(Redaction().redact([name: "k"])[name] == "<redacted>")
+    }
+
+    @Test(arguments: [
+        "Accept", "X-Request-Id", "X-Tokenizer", "X-Authority-Zone", "Idempotency-Key", "X-Key", "Keep-Alive",
+        "WWW-Authenticate", "X-Sessions-Count", "",
+    ])
+    func otherHeadersAreShown(name: String) {
+        #expect(!Redaction.namesACredential(name))
+    }
+
     @Test func configuredHeaderNamesAreRedacted() {
         let redaction = Redaction(extraHeaderNames: ["X-Api-Key"])
         #expect(redaction.redact(["x-api-key": "k"])["X-API-KEY"] == "<redacted>")

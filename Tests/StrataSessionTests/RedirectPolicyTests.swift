@@ -111,6 +111,32 @@ import Testing
         #expect(landed.value(forHTTPHeaderField: "User-Agent") == "Strata-Tests")
     }
 
+    /// A header named as a credential — an API key, a token, a session — is one, registered or
+    /// not: what an adapter bound to no origin puts there stays at the origin the caller
+    /// addressed, as an `Authorization` does; other headers go on.
+    @Test(arguments: [302, 307])
+    func aCredentialHeaderByItsNameDoesNotFollowARedirectToAnotherOrigin(status: Int) async throws {
+        let (origin, target) = stubs(status: status) { "https://\($0.host)/landed" }
+        let credentials = [
+            "X-Api-Key", "Api-Key", "X-API_KEY", "X-Auth-Token", "X-MyApp-Token", "X-Access-Token",
+            "X-Amz-Security-Token", "Ocp-Apim-Subscription-Key", "X-Session-Id", "X-Client-Secret",
+        ]
+        let others = ["X-Request-Id", "Accept-Language", "X-Keyboard", "X-Tokenizer", "X-Authority-Zone"]
+        let fields = Dictionary(uniqueKeysWithValues: (credentials + others).map { ($0, "v-\($0)") })
+        let manager = URLSessionManager(
+            configuration: origin.makeSessionConfiguration(), adapters: [HeadersAdapter(HTTPHeaders(fields))])
+        #expect(try await outcome(URLRequest(url: origin.baseURL), manager: manager).error == nil)
+        let first = try #require(origin.requests.first)
+        let landed = try #require(target.requests.first)
+        for name in credentials {
+            #expect(first.value(forHTTPHeaderField: name) == "v-\(name)")
+            #expect(landed.value(forHTTPHeaderField: name) == nil, "\(name) crossed to another origin")
+        }
+        for name in others {
+            #expect(landed.value(forHTTPHeaderField: name) == "v-\(name)", "\(name) was dropped")
+        }
+    }
+
     /// Adds query items (percent-encoded) to every request, replacing those of the same names, as
     /// an adapter that puts an API key in the query does.
     struct QueryAdapter: RequestAdapter {

@@ -252,7 +252,7 @@ enum InterceptorSnippets {
 
         let logger = ConsoleNetworkLogger(
             level: .verbose,
-            redaction: Redaction(extraHeaderNames: ["X-API-Key"], bodyFields: ["card_number"])
+            redaction: Redaction(extraHeaderNames: ["X-Partner-Id"], bodyFields: ["card_number"])
         )
         let logged = URLSessionManager(monitors: [logger])
 

@@ -162,7 +162,7 @@ func readmeWalkthrough() async throws {
 
     let loggedManager = URLSessionManager(
         adapters: [HeadersAdapter(["User-Agent": "Shop/2.1"])],
-        monitors: [ConsoleNetworkLogger(redaction: Redaction(extraHeaderNames: ["X-API-Key"]))]
+        monitors: [ConsoleNetworkLogger(redaction: Redaction(extraHeaderNames: ["X-Partner-Id"]))]
     )
     let networkService = DefaultNetworkService(configuration: configuration, sessionManager: loggedManager)
 

@@ -48,10 +48,11 @@ import Testing
         }
     }
 
-    /// The credential fields every source below adds, by the redaction's names.
+    /// The credential fields every source below adds, by the redaction's names (`X-Auth-Token` by
+    /// its name alone: ``/StrataCore/Redaction/namesACredential(_:)``).
     static let redaction = Redaction(extraHeaderNames: ["X-Api-Key", "X-Policy-Token", "X-Bound-Token"])
     static let credentialNames = [
-        "authorization", "cookie", "proxy-authorization", "x-api-key", "x-policy-token",
+        "authorization", "cookie", "proxy-authorization", "x-api-key", "x-policy-token", "x-auth-token",
     ]
 
     /// An interceptor bound to no origin that adds a cookie, as a session store might.
@@ -106,7 +107,7 @@ import Testing
         let manager = SessionManager(
             transport: transport ?? TestTransport.current.makeTransport(),
             adapters: [
-                HeadersAdapter(["Authorization": "Bearer t0ken"]),
+                HeadersAdapter(["Authorization": "Bearer t0ken", "X-Auth-Token": "aut0"]),
                 HeadersAdapter(["X-Bound-Token": "b0und"], origins: [try #require(Origin(other))]),
                 QueryKeyAdapter(),
             ],
@@ -145,6 +146,7 @@ import Testing
             } else {
                 #expect(entry.origin == main.absoluteString)
                 #expect(entry.headers["authorization"] == "Bearer t0ken", "hop \(index)")
+                #expect(entry.headers["x-auth-token"] == "aut0", "hop \(index)")
                 #expect(entry.headers["cookie"] == "session=s3cret-cookie", "hop \(index)")
                 #expect(entry.headers["x-api-key"] == "k3y", "hop \(index)")
                 #expect(entry.headers["proxy-authorization"] == "Basic cHJveHk=", "hop \(index)")
