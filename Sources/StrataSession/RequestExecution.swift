@@ -549,9 +549,11 @@ final class RequestExecution: Sendable {
     }
 
     /// Whether the field `name` must not leave the addressed origin: a credential (the manager's
-    /// redaction hides it) or a field of the configuration.
+    /// redaction hides it), a field of the configuration, or a `Host` of the request's own, which
+    /// names the addressed origin (a virtual host behind its address) and no other: a hop
+    /// elsewhere gets the `Host` of its own URL, as curl sends it.
     private func isOriginBound(_ name: String) -> Bool {
-        core.redaction.hidesHeader(named: name)
+        core.redaction.hidesHeader(named: name) || name.caseInsensitiveCompare("Host") == .orderedSame
             || originBoundHeaderNames.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
     }
 

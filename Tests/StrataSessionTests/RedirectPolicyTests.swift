@@ -94,7 +94,7 @@ import Testing
         var request = URLRequest(url: origin.baseURL)
         for (name, value) in [
             ("Authorization", "Bearer t"), ("Proxy-Authorization", "Basic p"), ("Cookie", "c=1"),
-            ("X-Secret", "registered"), ("X-Config", "shared"), ("X-Trace", "kept"),
+            ("X-Secret", "registered"), ("X-Config", "shared"), ("X-Trace", "kept"), ("Host", "api.strata.test"),
         ] {
             request.setValue(value, forHTTPHeaderField: name)
         }
@@ -104,7 +104,8 @@ import Testing
         #expect(first.value(forHTTPHeaderField: "X-Api-Key") == "adapter-key")
         #expect(first.value(forHTTPHeaderField: "X-Config") == "shared")
         let landed = try #require(target.requests.first)
-        for name in ["Authorization", "Proxy-Authorization", "Cookie", "X-Secret", "X-Config", "X-Api-Key"] {
+        #expect(first.value(forHTTPHeaderField: "Host") == "api.strata.test")
+        for name in ["Authorization", "Proxy-Authorization", "Cookie", "X-Secret", "X-Config", "X-Api-Key", "Host"] {
             #expect(landed.value(forHTTPHeaderField: name) == nil, "\(name) crossed to another origin")
         }
         #expect(landed.value(forHTTPHeaderField: "X-Trace") == "kept")

@@ -121,7 +121,7 @@ import Testing
         let start = try #require(chainURL(chain, code: code))
         let endpoint = Endpoint<Void>(
             path: String(start.path.dropFirst()),
-            headerParameters: ["Proxy-Authorization": "Basic cHJveHk="],
+            headerParameters: ["Proxy-Authorization": "Basic cHJveHk=", "Host": authority(of: main)],
             queryParameters: (URLComponents(url: start, resolvingAgainstBaseURL: false)?.queryItems ?? []).reduce(
                 into: [String: ParameterValue]()
             ) { $0[$1.name] = .string($1.value ?? "") }
@@ -130,6 +130,12 @@ import Testing
         service.request(endpoint: endpoint, completion: recorder.record)
         let result = try #require(await recorder.first(timeout: 20))
         return (log.all, result)
+    }
+
+    /// The `Host` of `url`'s origin. The request sets it itself, as a caller naming a virtual host
+    /// does: it must reach `main` and no other.
+    static func authority(of url: URL) -> String {
+        "\(url.host(percentEncoded: false) ?? ""):\(url.port ?? 0)"
     }
 
     /// Checks that hops at `other` got no credential but the one bound to it, and hops at `main`
@@ -143,9 +149,11 @@ import Testing
                 }
                 #expect(entry.headers["x-bound-token"] == "b0und", "hop \(index): the bound adapter's token")
                 #expect(entry.apiKey == nil, "hop \(index) to \(entry.origin) got the query's api_key")
+                #expect(entry.headers["host"] == authority(of: other), "hop \(index): the Host of another origin")
             } else {
                 #expect(entry.origin == main.absoluteString)
                 #expect(entry.headers["authorization"] == "Bearer t0ken", "hop \(index)")
+                #expect(entry.headers["host"] == authority(of: main), "hop \(index)")
                 #expect(entry.headers["x-auth-token"] == "aut0", "hop \(index)")
                 #expect(entry.headers["cookie"] == "session=s3cret-cookie", "hop \(index)")
                 #expect(entry.headers["x-api-key"] == "k3y", "hop \(index)")
