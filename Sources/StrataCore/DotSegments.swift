@@ -45,8 +45,9 @@ package enum DotSegments {
     /// `url` with the dot segments of its path resolved, a `..` at its root dropped; `url` itself
     /// when it has none.
     package static func resolving(_ url: URL) -> URL {
-        let path = url.path(percentEncoded: true)
-        guard path.contains(".") || path.range(of: "%2e", options: .caseInsensitive) != nil,
+        // One look at the path's bytes: a path without a `.` or a `%` has no dot segment.
+        guard
+            url.path(percentEncoded: true).utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "%") }),
             var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
         else { return url }
         let written = components.percentEncodedPath

@@ -14,7 +14,9 @@ package enum URLBuilder {
     static func url(
         path: String, under baseURL: URL, appendingQuery query: String
     ) throws(RequestGenerationError) -> URL {
-        var base = baseURL.absoluteString
+        // The base URL's own dot segments are resolved first (at its root at most), as a
+        // redirect's are: every transport then sends the same path.
+        var base = DotSegments.resolving(baseURL).absoluteString
         var path = path
         if let (resolved, climbed) = DotSegments.resolve(path) {
             // A path is built under the base URL's path, and stays there.

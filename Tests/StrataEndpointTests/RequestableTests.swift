@@ -189,6 +189,23 @@ import Testing
         }
     }
 
+    /// The base URL's own dot segments are resolved too, at its root at most, so that every
+    /// transport sends the same path (libcurl resolves them, SwiftNIO would not); an endpoint's
+    /// path is then resolved under the resolved base.
+    @Test(arguments: [
+        ("https://api.example.com/v1/../v2/", "items", "/v2/items"),
+        ("https://api.example.com/a/./b/", "items", "/a/b/items"),
+        ("https://api.example.com/../v1", "items", "/v1/items"),
+        ("https://api.example.com/v1/%2E%2E/v2/?k=1", "items", "/v2/items?k=1"),
+        ("https://api.example.com/v1/x/..", "items", "/v1/items"),
+        ("https://api.example.com/v1.2/..v/", "items", "/v1.2/..v/items"),
+        ("https://api.example.com/v1/../v2/", "a/../b", "/v2/b"),
+    ])
+    func theBaseURLsDotSegmentsAreResolved(base: String, path: String, expected: String) throws {
+        let request = try Endpoint<Void>(path: path).urlRequest(with: configuration(base))
+        #expect(request.url?.absoluteString == "https://api.example.com" + expected)
+    }
+
     /// The refusal says which path, with a secret in its query hidden, as every URL Strata prints.
     @Test func theRefusalNamesThePathWithItsSecretsHidden() throws {
         let path = "../admin?api_key=s3cret&page=2"
