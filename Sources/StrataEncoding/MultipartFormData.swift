@@ -65,8 +65,10 @@ public struct MultipartFormData: Sendable {
 
     /// Appends text fields for `value` under `name`: every kind is written, none dropped. Arrays
     /// become `name[]` fields and objects `name[key]` fields (in sorted key order); `.null` is an
-    /// empty field; dates are ISO 8601. Walked without recursion, so a value of any depth is safe
-    /// here (``MultipartEncoding`` refuses one deeper than its `maximumDepth` before).
+    /// empty field; dates are ISO 8601. A date ISO 8601 cannot write, or a number that is not
+    /// finite, makes ``encoded()`` and ``write(to:)`` throw. Walked without recursion, so a value
+    /// of any depth is safe here (``MultipartEncoding`` refuses one deeper than its `maximumDepth`
+    /// before).
     public mutating func append(_ value: ParameterValue, name: String) {
         // Depth first with a stack; `path` holds the name's pieces down to the value at hand, and a
         // field's name is joined from it only when the field is written.
@@ -82,7 +84,12 @@ public struct MultipartFormData: Sendable {
                 pending += members.sorted { $0.key > $1.key }.lazy.map { ($0.value, "[\($0.key)]", path.count) }
             case .string(let text): appendText(text, name: path.joined())
             case .int(let number): appendText(String(number), name: path.joined())
-            case .double(let number): appendText(String(number), name: path.joined())
+            case .double(let number):
+                guard number.isFinite else {
+                    refusal = refusal ?? .unwritableNumber(name: path.joined(), value: number.description)
+                    continue
+                }
+                appendText(String(number), name: path.joined())
             case .bool(let flag): appendText(flag ? "true" : "false", name: path.joined())
             case .date(let date):
                 guard URLEncodedFormEncoder.DateEncoding.iso8601Range.contains(date.timeIntervalSince1970) else {
@@ -307,6 +314,8 @@ public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStr
     /// A date appended as a field is not one of the years 0001 to 9999 that ISO 8601 writes (or
     /// not a number of seconds at all).
     case unwritableDate(name: String, secondsSince1970: Double)
+    /// A number appended as a field is not finite (`nan`, `inf`), which no server reads as a number.
+    case unwritableNumber(name: String, value: String)
     /// The content of the part `name` holds the line that starts a part — CR LF, `--` and the
     /// boundary (RFC 2046 §5.1.1) — so a server would end the part there and read what follows
     /// as parts of the content's choosing. Only a boundary of the caller's own can meet its
@@ -336,6 +345,9 @@ public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStr
         case .unwritableDate(let name, let seconds):
             return "The date of field \(name.debugDescription), \(seconds) seconds from 1970, lies outside the years "
                 + "0001 to 9999 that ISO 8601 writes."
+        case .unwritableNumber(let name, let value):
+            return "The number of field \(name.debugDescription), \(value), is not finite, so has no text a server "
+                + "reads as a number."
         case .boundaryInPart(let name):
             return "The content of multipart part \(name.debugDescription) holds a line that starts a new part "
                 + "(CR LF, \"--\" and the boundary); use a boundary that does not occur in the content."

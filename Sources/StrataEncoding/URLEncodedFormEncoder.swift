@@ -145,7 +145,12 @@ public struct URLEncodedFormEncoder: Sendable {
         switch value {
         case .string(let text): return PercentEncoding.encodeQueryComponent(text)
         case .int(let number): return String(number)
-        case .double(let number): return PercentEncoding.encodeQueryComponent(String(number))
+        case .double(let number):
+            // `nan` and `inf` are no numbers a server reads; JSON and XML refuse them too.
+            guard number.isFinite else {
+                throw .encodingFailed(type: "Double", reason: "\(number) is not a finite number")
+            }
+            return PercentEncoding.encodeQueryComponent(String(number))
         case .bool(let flag):
             switch boolEncoding {
             case .numeric: return flag ? "1" : "0"

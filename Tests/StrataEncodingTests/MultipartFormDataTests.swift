@@ -165,6 +165,18 @@ import Testing
         }
     }
 
+    /// A number that is not finite has no text a server reads as a number (`nan`, `inf`): it is
+    /// refused when the body is built, as the JSON and XML encodings refuse it.
+    @Test(arguments: [Double.nan, .infinity, -.infinity])
+    func aNumberThatIsNotFiniteIsRefused(number: Double) {
+        var form = MultipartFormData(boundary: "B")
+        form.append(["n": ["x": .double(number)], "ok": .double(1.5)])
+        #expect(form.parts.map(\.name) == ["ok"])
+        #expect(throws: MultipartError.unwritableNumber(name: "n[x]", value: number.description)) {
+            try form.encoded()
+        }
+    }
+
     @Test func mimeTypesComeFromATableOfExtensions() {
         #expect(MIMEType.forPathExtension("JPG") == "image/jpeg")
         #expect(MIMEType.forPathExtension("json") == "application/json")

@@ -35,6 +35,20 @@ import Testing
         #expect(try URLEncoding.httpBody.encode(request(.get), with: ["a": 1]).httpBody == Data("a=1".utf8))
     }
 
+    /// A number that is not finite has no text a server reads as a number (`nan`, `inf`): it is
+    /// refused, in a query and in a form body, at any depth, as the JSON and XML encodings refuse it.
+    @Test(arguments: [Double.nan, .infinity, -.infinity])
+    func aNumberThatIsNotFiniteIsRefused(number: Double) throws {
+        let refusal = ParameterEncodingError.encodingFailed(type: "Double", reason: "\(number) is not a finite number")
+        for parameters: [String: ParameterValue] in [["n": .double(number)], ["a": [["n": .double(number)]]]] {
+            #expect(throws: refusal) { try URLEncoding.queryString.encode(request(.get), with: parameters) }
+            #expect(throws: refusal) { try URLEncoding.httpBody.encode(request(.post), with: parameters) }
+        }
+        #expect(throws: refusal) {
+            try URLEncoding(arrayEncoding: .commaSeparated).encode(request(.get), with: ["n": [1.5, .double(number)]])
+        }
+    }
+
     @Test func anExistingContentTypeIsKept() throws {
         var original = try request(.post)
         original.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
