@@ -10,7 +10,7 @@ import Foundation
 /// field names (``secretFieldNames``); add the names your API uses for secrets:
 ///
 /// ```swift
-/// let redaction = Redaction(extraHeaderNames: ["X-Api-Key"], queryKeys: ["sig"])
+/// let redaction = Redaction(extraHeaderNames: ["X-Partner-Id"], queryKeys: ["sig"])
 /// Redaction.standard = redaction  // at start-up: descriptions, loggers and session managers use it
 /// ```
 public struct Redaction: Hashable, Sendable {
@@ -63,8 +63,7 @@ public struct Redaction: Hashable, Sendable {
     /// Whether the value of header `name` is hidden: a name in ``headerNames``, or one named as a
     /// credential (``namesACredential(_:)``).
     public func hidesHeader(named name: String) -> Bool {
-        let lowercased = name.lowercased()
-        return headerNames.contains(lowercased) || Self.namesACredential(lowercased)
+        headerNames.contains(name.lowercased()) || Self.namesACredential(name)
     }
 
     /// Whether a header name reads as a credential's whatever the API: one of its words (split at
@@ -75,24 +74,42 @@ public struct Redaction: Hashable, Sendable {
     /// `X-Session-Id` are hidden, and never follow a redirect to another origin, without being
     /// named; `X-Request-Id` and `X-Tokenizer` are not.
     public static func namesACredential(_ name: String) -> Bool {
-        var previous: Substring = ""
-        for word in name.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }) {
-            if credentialWords.contains(word) || (word == "key" && keyQualifiers.contains(previous)) {
-                return true
+        // Read as bytes, word by word, with no string made: every header of every request that
+        // an adapter changes, or a logger writes, is asked about.
+        var previous: Range<Int> = 0..<0
+        var start = 0
+        return name.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            for end in 0...bytes.count where end == bytes.count || bytes[end] == .hyphen || bytes[end] == .underscore {
+                let word = start..<end
+                if credentialWords.contains(where: { equals(bytes[word], $0) })
+                    || (equals(bytes[word], key) && keyQualifiers.contains { equals(bytes[previous], $0) })
+                {
+                    return true
+                }
+                (previous, start) = (word, end + 1)
             }
-            previous = word
-        }
-        return false
+            return false
+        } ?? namesACredential(String(decoding: Array(name.utf8), as: UTF8.self))
+    }
+
+    /// Whether `word` is `lowercase`, ASCII letters compared without case.
+    private static func equals(_ word: Slice<UnsafeBufferPointer<UInt8>>, _ lowercase: [UInt8]) -> Bool {
+        word.count == lowercase.count && zip(word, lowercase).allSatisfy { $0 | 0x20 == $1 }
     }
 
     /// The words that make a header name a credential's wherever they stand in it.
-    private static let credentialWords: Set<Substring> = [
+    private static let credentialWords: [[UInt8]] = [
         "token", "secret", "password", "passwd", "apikey", "auth", "authorization", "credential", "credentials",
         "cookie", "session",
-    ]
+    ].map { Array($0.utf8) }
+
+    /// `key`, a credential after one of ``keyQualifiers``.
+    private static let key = Array("key".utf8)
 
     /// The words that make a `key` after them a credential.
-    private static let keyQualifiers: Set<Substring> = ["api", "access", "secret", "private", "subscription"]
+    private static let keyQualifiers: [[UInt8]] = ["api", "access", "secret", "private", "subscription"].map {
+        Array($0.utf8)
+    }
 
     /// Whether a body field (a JSON member, a form or multipart field, an XML element or attribute)
     /// named `name` is hidden; for a nested form name (`user[password]`), whether any part is.
@@ -260,4 +277,6 @@ extension UInt8 {
     fileprivate static let percent = UInt8(ascii: "%")
     fileprivate static let openingBracket = UInt8(ascii: "[")
     fileprivate static let closingBracket = UInt8(ascii: "]")
+    fileprivate static let hyphen = UInt8(ascii: "-")
+    fileprivate static let underscore = UInt8(ascii: "_")
 }
