@@ -302,7 +302,7 @@ public struct MultipartFormData: Sendable {
 
 /// Why a multipart body could not be built.
 public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
-    /// A file part's file could not be read.
+    /// A file part's file, or an upload's (``UploadEncoding/file(_:contentType:)``), could not be read.
     case unreadableFile(path: String, reason: String)
     /// The body could not be written to a file.
     case unwritableFile(path: String, reason: String)
@@ -335,7 +335,7 @@ public enum MultipartError: Error, Hashable, Sendable, LocalizedError, CustomStr
     public var errorDescription: String? {
         switch self {
         case .unreadableFile(let path, let reason):
-            return "The file \(path) could not be read for a multipart body: \(reason)"
+            return "The file \(path) could not be read for a request body: \(reason)"
         case .unwritableFile(let path, let reason):
             return "The multipart body could not be written to \(path): \(reason)"
         case .invalidMIMEType(let type):
