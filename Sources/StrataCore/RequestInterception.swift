@@ -34,7 +34,10 @@ extension RequestAdapter {
 /// Retriers are asked in order after a failure (a transport error or an unacceptable status). The
 /// first that answers ``RetryDecision/retry`` or ``RetryDecision/retryAfter(_:)`` wins;
 /// ``RetryDecision/doNotRetryWithError(_:)`` ends the request with its error; otherwise the next
-/// retrier is asked. A cancelled request is never offered to a retrier.
+/// retrier is asked. A cancelled request is never offered to a retrier, nor is one whose body is an
+/// `InputStream` of the caller's that a transport has read: a stream goes once, and a retry would
+/// send what is left of it — nothing — as the body. Its failure is the outcome. A body in memory
+/// or in a file (``FileBodyStream``) is sent again whole.
 public protocol RequestRetrier: Sendable {
     /// Calls `completion` once with the decision for `failure`.
     func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void)

@@ -594,7 +594,9 @@ final class RequestExecution: Sendable {
             return
         }
         // Without retriers, no `RequestFailure` (whose response a head would have to be made into).
-        guard !interceptor.retriers.isEmpty else {
+        // Nor for a body read from a stream of the caller's once a transport has opened it: the
+        // stream goes once, and a retry would send what is left of it, nothing, as the body.
+        guard !interceptor.retriers.isEmpty, !Self.hasSpentStream(request) else {
             call.complete(outcome.failing(with: error))
             return
         }
@@ -609,6 +611,13 @@ final class RequestExecution: Sendable {
         context.run {
             retry(failure, outcome: outcome, error: error)
         }
+    }
+
+    /// Whether `request`'s body is a stream of the caller's (not a file, which is read again) that
+    /// a transport has opened.
+    private static func hasSpentStream(_ request: URLRequest) -> Bool {
+        guard let stream = request.httpBodyStream, !(stream is FileBodyStream) else { return false }
+        return stream.streamStatus != .notOpen
     }
 
     /// Asks the retriers about `failure` (`outcome`, which failed with `error`), and acts as they decide.

@@ -86,3 +86,49 @@ import Testing
         #expect(transport.requests.count == 1)
     }
 }
+
+/// A body read from a stream of the caller's goes once: a retry would send what is left of it —
+/// nothing — as if it were the body. Once a transport has opened the stream, the failure is the
+/// request's outcome and no retrier is asked; a stream never opened (the attempt failed before
+/// its body was read) may still go.
+@Suite struct OneShotBodyTests {
+    @Test func aStreamThatWasReadIsNotSentAgain() async throws {
+        let transport = InMemoryTransport { request in
+            if let stream = request.httpBodyStream {
+                stream.open()
+                var buffer = [UInt8](repeating: 0, count: 64)
+                while stream.read(&buffer, maxLength: buffer.count) > 0 {}
+                stream.close()
+            }
+            return (503, [:], "busy")
+        }
+        let retrier = CountingRetrier(decision: .retry)
+        let manager = SessionManager(transport: transport, retriers: [retrier])
+        var request = URLRequest(url: URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/"))
+        request.httpMethod = "PUT"
+        request.httpBodyStream = InputStream(data: Data(count: 100))
+        let outcome = try #require(await send(request, through: manager).0.first())
+        #expect(outcome.error as? SessionError == .unacceptableStatusCode(503))
+        #expect(outcome.data == Data("busy".utf8))
+        #expect(transport.requests.count == 1)
+        #expect(retrier.calls == 0)
+    }
+
+    @Test func aStreamNeverOpenedMayGoOnARetry() async throws {
+        let attempts = Locked(0)
+        let transport = InMemoryTransport { _ in
+            attempts.withLock {
+                $0 += 1; return $0
+            } == 1 ? (503, [:], "busy") : (200, [:], "ok")
+        }
+        let retrier = CountingRetrier(decision: .retry)
+        let manager = SessionManager(transport: transport, retriers: [retrier])
+        var request = URLRequest(url: URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/"))
+        request.httpMethod = "PUT"
+        request.httpBodyStream = InputStream(data: Data(count: 100))
+        let outcome = try #require(await send(request, through: manager).0.first())
+        #expect(outcome.error == nil)
+        #expect(transport.requests.count == 2)
+        #expect(retrier.calls == 1)
+    }
+}

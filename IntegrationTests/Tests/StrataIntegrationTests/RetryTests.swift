@@ -52,6 +52,43 @@ import Testing
         }
     }
 
+    /// A body read from a stream of the caller's goes once: a retry would send what is left of
+    /// it, nothing (over `URLSession` the server stored an empty body and answered `200`). The
+    /// first failure is the outcome; a body from a file or in memory is sent again whole.
+    @Test func aBodyFromAStreamIsNotSentAgainOnARetry() async throws {
+        let asStream = Changing { request in
+            if request.value(forHTTPHeaderField: "X-As-Stream") != nil, let body = request.httpBody {
+                request.httpBody = nil
+                request.httpBodyStream = InputStream(data: body)
+            }
+        }
+        try await Harness.with { (harness) async throws in
+            let manager = SessionManager.underTest(adapters: [asStream], retriers: [RetryPolicy(initialDelay: 0.05)])
+            let network = DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: harness.server.baseURL, timeoutInterval: 10),
+                sessionManager: manager)
+            for (key, streamed) in [("streamed", true), ("in-memory", false)] {
+                let endpoint = Endpoint<Void>(
+                    path: "retry-after/503", method: .put, headerParameters: streamed ? ["X-As-Stream": "1"] : [:],
+                    queryParameters: ["key": .string(key), "seconds": 0],
+                    bodyEncoding: UploadEncoding.data(Data(TestReply.generatedBody(size: 1_000))))
+                let result: Result<NetworkResponse, NetworkError>
+                do throws(NetworkError) {
+                    result = .success(try await network.request(endpoint: endpoint))
+                } catch {
+                    result = .failure(error)
+                }
+                if streamed {
+                    #expect(result.failureStatus == 503, "\(result)")
+                    #expect(harness.server.state.attemptCount(for: key) == 1)
+                } else {
+                    #expect(result.failureStatus == nil, "\(result)")
+                    #expect(harness.server.state.attemptCount(for: key) == 2)
+                }
+            }
+        }
+    }
+
     @Test func a500IsRetriedWithExponentialBackoff() async throws {
         try await Harness.with { (harness) async throws in
             let policy = RetryPolicy(maximumAttempts: 4, initialDelay: 0.2, multiplier: 2, jitter: 0)
