@@ -60,8 +60,9 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
                 }
             return "RequestOptions.\(name) is \(value), which is not \(range); the request was not sent."
         case .unusableBodyFile(let path, let reason):
-            return "The body's file \(Self.shown(path, limit: 200)) cannot be uploaded: \(reason); "
-                + "the request was not sent."
+            // The reason may quote the path (the file system's own words): escaped as the path is.
+            return "The body's file \(Self.shown(path, limit: 200)) cannot be uploaded: "
+                + "\(Self.shown(reason, limit: 300).dropFirst().dropLast()); the request was not sent."
         }
     }
 

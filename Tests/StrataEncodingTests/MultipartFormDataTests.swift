@@ -367,6 +367,15 @@ import Testing
         }
     }
 
+    /// The refusal's description shows the path and the reason with control characters escaped:
+    /// a file name holding CR LF cannot break a log line.
+    @Test func theRefusalsDescriptionEscapesControlCharacters() {
+        let refusal = RequestValidationError.unusableBodyFile(path: "/tmp/a\r\nb", reason: "it is \"a\r\nb\", gone")
+        #expect(!refusal.description.contains("\r") && !refusal.description.contains("\n"))
+        #expect(refusal.description.contains(#"/tmp/a\r\nb"#))
+        #expect(refusal.description.contains(#"cannot be uploaded: it is \"a\r\nb\", gone; the request was not sent."#))
+    }
+
     @Test func aStreamKnowsWhenItsFileNoLongerHasItsLength() throws {
         try withFiles { folder in
             let file = folder.appendingPathComponent("file")

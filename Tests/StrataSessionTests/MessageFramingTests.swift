@@ -92,6 +92,15 @@ import Testing
 /// request's outcome and no retrier is asked; a stream never opened (the attempt failed before
 /// its body was read) may still go.
 @Suite struct OneShotBodyTests {
+    /// The outcome of a `PUT` whose body is a stream, over `transport`, with `retrier` asked.
+    private func putStreaming(through transport: InMemoryTransport, retrier: CountingRetrier) async throws -> Outcome {
+        var request = URLRequest(url: URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/"))
+        request.httpMethod = "PUT"
+        request.httpBodyStream = InputStream(data: Data(count: 100))
+        return try #require(
+            await send(request, through: SessionManager(transport: transport, retriers: [retrier])).0.first())
+    }
+
     @Test func aStreamThatWasReadIsNotSentAgain() async throws {
         let transport = InMemoryTransport { request in
             if let stream = request.httpBodyStream {
@@ -103,11 +112,7 @@ import Testing
             return (503, [:], "busy")
         }
         let retrier = CountingRetrier(decision: .retry)
-        let manager = SessionManager(transport: transport, retriers: [retrier])
-        var request = URLRequest(url: URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/"))
-        request.httpMethod = "PUT"
-        request.httpBodyStream = InputStream(data: Data(count: 100))
-        let outcome = try #require(await send(request, through: manager).0.first())
+        let outcome = try await putStreaming(through: transport, retrier: retrier)
         #expect(outcome.error as? SessionError == .unacceptableStatusCode(503))
         #expect(outcome.data == Data("busy".utf8))
         #expect(transport.requests.count == 1)
@@ -122,11 +127,7 @@ import Testing
             } == 1 ? (503, [:], "busy") : (200, [:], "ok")
         }
         let retrier = CountingRetrier(decision: .retry)
-        let manager = SessionManager(transport: transport, retriers: [retrier])
-        var request = URLRequest(url: URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/"))
-        request.httpMethod = "PUT"
-        request.httpBodyStream = InputStream(data: Data(count: 100))
-        let outcome = try #require(await send(request, through: manager).0.first())
+        let outcome = try await putStreaming(through: transport, retrier: retrier)
         #expect(outcome.error == nil)
         #expect(transport.requests.count == 2)
         #expect(retrier.calls == 1)
