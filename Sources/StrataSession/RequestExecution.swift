@@ -829,15 +829,19 @@ extension URLRequest {
     /// or an adapter set (RFC 9112 §6): a `Transfer-Encoding` is the transport's to choose and is
     /// taken out; a `Content-Length` becomes the length of a body in memory or in a file, stays
     /// on a stream's only when it is one length in digits, and goes from a request without a body.
+    /// A `TE` field keeps only `trailers`: no transport decodes another transfer coding of the
+    /// response, and HTTP/2 forbids any other (RFC 9113 §8.2.2).
     ///
     /// Over `URLSession` on Linux a request's own fields go on the wire as they are: a
     /// `Content-Length` of 10 on a body of 100 bytes sends 90 bytes the server reads as the next
     /// request on the connection, one of 5 on a `GET` leaves the server waiting for a body. A
-    /// request that names neither field is returned as it is; the transport frames it.
+    /// request that names none of the fields is returned as it is; the transport frames it.
     func framedByItsBody() -> URLRequest {
         let length = value(forHTTPHeaderField: "Content-Length")
         let coding = value(forHTTPHeaderField: "Transfer-Encoding")
-        guard length != nil || coding != nil else { return self }
+        let offered = value(forHTTPHeaderField: "TE")
+        guard length != nil || coding != nil || offered != nil else { return self }
+        let trailers = offered.flatMap(Self.trailersOnly)
         let framed: String? =
             if let body = httpBody {
                 String(body.count)
@@ -848,10 +852,20 @@ extension URLRequest {
             } else {
                 nil
             }
-        guard length != framed || coding != nil else { return self }
+        guard length != framed || coding != nil || offered != trailers else { return self }
         var request = self
         request.setValue(nil, forHTTPHeaderField: "Transfer-Encoding")
         request.setValue(framed, forHTTPHeaderField: "Content-Length")
+        request.setValue(trailers, forHTTPHeaderField: "TE")
         return request
+    }
+
+    /// `trailers` if the `TE` value `offered` names it among its members, whatever their case and
+    /// parameters; `nil` otherwise.
+    private static func trailersOnly(_ offered: String) -> String? {
+        let names = offered.split(separator: ",").map {
+            $0.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        return names.contains("trailers") ? "trailers" : nil
     }
 }

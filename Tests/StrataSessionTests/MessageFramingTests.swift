@@ -66,6 +66,29 @@ import Testing
         #expect(try await framing(of: body, fields: [:]) == [nil, nil])
     }
 
+    /// `TE` offers transfer codings for the response besides `chunked`; neither transport decodes
+    /// one (a server that took up `gzip` would answer with a body nobody can read), and HTTP/2
+    /// forbids any but `trailers` (AsyncHTTPClient failed such a request unsent). So only
+    /// `trailers` goes on, whatever else the field offers.
+    @Test(
+        arguments: [
+            ("gzip", nil), ("gzip;q=0.5, deflate", nil), ("trailers", "trailers"), ("gzip, Trailers", "trailers"),
+            ("trailers;q=1", "trailers"), ("", nil), ("trailersX", nil),
+        ] as [(String, String?)])
+    func onlyTrailersIsOfferedInATEField(offered: String, sent: String?) async throws {
+        for body in [Body.none, .data, .stream] {
+            let transport = InMemoryTransport { _ in (200, [:], "") }
+            var request = URLRequest(url: url)
+            request.httpMethod = body == .none ? "GET" : "POST"
+            if body == .data { request.httpBody = Data(count: 10) }
+            if body == .stream { request.httpBodyStream = InputStream(data: Data(count: 10)) }
+            request.setValue(offered, forHTTPHeaderField: "TE")
+            let (recorder, _) = send(request, through: SessionManager(transport: transport))
+            _ = try #require(await recorder.first())
+            #expect(try #require(transport.requests.first).value(forHTTPHeaderField: "TE") == sent, "\(body)")
+        }
+    }
+
     @Test func aBodysFileAnnouncesItsLengthAndIsNotSentOnceItChanged() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID().uuidString).bin")
         try Data(count: 1_000).write(to: file)
