@@ -190,13 +190,22 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The configuration of a client the transport creates: no redirects (the pipeline follows
     /// them), `gzip` and `deflate` bodies decompressed up to 500 times their size on the wire (a
     /// guard against decompression bombs), connection failures reported at once rather than retried
-    /// until the deadline (Strata's retriers decide), HTTP/2 where the server offers it, and no
-    /// tracing of its own (Strata's pipeline opens one span per request, for all its attempts).
+    /// until the deadline (Strata's retriers decide), HTTP/1.1 only, and no tracing of its own
+    /// (Strata's pipeline opens one span per request, for all its attempts).
+    ///
+    /// HTTP/1.1 only, because AsyncHTTPClient 1.37 over HTTP/2 traps the process when a stream
+    /// error (`RST_STREAM`, `GOAWAY`) arrives after the response has completed
+    /// (`HTTP2ClientRequestHandler`, swift-server/async-http-client#922), and fails a request whose
+    /// complete response the server followed with `RST_STREAM(NO_ERROR)`, which RFC 9113 §8.1
+    /// allows. nginx does both for every request it answers without reading the body. Setting
+    /// `httpVersion = .automatic` on this configuration speaks HTTP/2 where the server offers it,
+    /// with that risk.
     public static func strataConfiguration() -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             decompression: .enabled(limit: .ratio(500))
         )
+        configuration.httpVersion = .http1Only
         configuration.connectionPool.retryConnectionEstablishment = false
         // Strata's pipeline opens the request's span (StrataObservability's TracingMonitor), once
         // for all its attempts and redirects; the client's own would be a second, per attempt,

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
@@ -72,6 +73,10 @@ extension AsyncHTTPClientTransport {
                 ? "the connection closed inside the response" : "unparsable response: \(error)"
         case is NIOHTTPDecompression.DecompressionError, is NIOHTTPDecompression.ExtraDecompressionError:
             return "its content coding could not be decoded, or it decodes to more than 500 times its size"
+        case let error as NIOHTTP2Errors.StreamClosed:
+            return "the server reset the HTTP/2 stream (\(error.errorCode))"
+        case let error as any NIOHTTP2Error:
+            return "the HTTP/2 exchange failed: \(error)"
         default:
             return nil
         }
@@ -135,6 +140,9 @@ extension AsyncHTTPClientTransport {
             if case .handshakeFailed = error { return .serverCertificateUntrusted }
             return .secureConnectionFailed
         case is NIOSSLExtraError, is BoringSSLError: return .secureConnectionFailed
+        // Over HTTP/2, which a client configured with `httpVersion = .automatic` may speak.
+        case is NIOHTTP2Errors.StreamClosed: return .networkConnectionLost
+        case is any NIOHTTP2Error: return .badServerResponse
         default: return .unknown
         }
     }

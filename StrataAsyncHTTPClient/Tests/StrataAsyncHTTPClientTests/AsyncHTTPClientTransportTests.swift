@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
@@ -64,6 +65,24 @@ import Testing
                 == .cannotDecodeContentData)
         #expect(AsyncHTTPClientTransport.code(for: NIOSSLError.uncleanShutdown) == .secureConnectionFailed)
         #expect(AsyncHTTPClientTransport.code(for: CancellationError()) == .unknown)
+    }
+
+    /// HTTP/2's errors, for a client configured to speak it: a stream the server reset is a lost
+    /// connection, anything else a response not read; each says what happened.
+    @Test func http2ErrorsSayWhatHappened() throws {
+        let reset = NIOHTTP2Errors.streamClosed(streamID: HTTP2StreamID(1), errorCode: .refusedStream)
+        let mapped = try #require(AsyncHTTPClientTransport.transportError(reset, url: nil) as? URLError)
+        #expect(mapped.code == .networkConnectionLost)
+        #expect(mapped.localizedDescription.contains("the server reset the HTTP/2 stream"))
+        let protocolError = NIOHTTP2Errors.badClientMagic()
+        #expect(AsyncHTTPClientTransport.code(for: protocolError) == .badServerResponse)
+        #expect(AsyncHTTPClientTransport.detail(of: protocolError)?.hasPrefix("the HTTP/2 exchange failed") == true)
+    }
+
+    /// AsyncHTTPClient 1.37 traps on HTTP/2 stream errors that arrive after a response (see
+    /// ``AsyncHTTPClientTransport/strataConfiguration()``): Strata's configuration keeps to HTTP/1.1.
+    @Test func strataConfigurationSpeaksHTTP1Only() {
+        #expect(AsyncHTTPClientTransport.strataConfiguration().httpVersion == .http1Only)
     }
 
     @Test func strataErrorsAndURLErrorsPassUnchanged() {
