@@ -115,11 +115,12 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
     }
 
     /// This list with every name of `other` set to the values `other` has for it: `other` wins.
+    ///
+    /// Linear in the number of fields of both.
     public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
-        var merged = self
-        for name in other.uniqueNames {
-            merged.remove(name: name)
-        }
+        guard !other.isEmpty, !isEmpty else { return other.isEmpty ? self : other }
+        let replaced = Set(other.fields.map { $0.name.lowercased() })
+        var merged = HTTPHeaders(fields.filter { !replaced.contains($0.name.lowercased()) })
         merged.fields.append(contentsOf: other.fields)
         return merged
     }
@@ -147,12 +148,6 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
             result[name] = value
         }
         return result
-    }
-
-    /// Names in order of first occurrence, one per case-insensitive name.
-    private var uniqueNames: [String] {
-        var seen = Set<String>()
-        return fields.compactMap { seen.insert($0.name.lowercased()).inserted ? $0.name : nil }
     }
 
     /// The position of the first field.
