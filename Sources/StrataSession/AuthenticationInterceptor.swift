@@ -96,7 +96,8 @@ public enum AuthenticationError: Error, Hashable, Sendable, LocalizedError, Cust
 public final class AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
     /// How many refreshes may run within how long.
     public struct RefreshWindow: Hashable, Sendable {
-        /// The window's length in seconds.
+        /// The window's length in seconds; one that is not a number counts as 0 (no refresh is
+        /// held against another).
         public var interval: TimeInterval
         /// The most refreshes within it.
         public var maximumAttempts: Int
@@ -270,7 +271,10 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
         let generation = state.withLock { state -> Int? in
             guard state.refreshing == nil else { return nil }
             let now = Date()
-            state.refreshTimes.removeAll { now.timeIntervalSince($0) > refreshWindow.interval }
+            // A window that is not a number would forget no refresh, and refuse every refresh for
+            // good once `maximumAttempts` had run.
+            let interval = refreshWindow.interval.isNaN ? 0 : refreshWindow.interval
+            state.refreshTimes.removeAll { now.timeIntervalSince($0) > interval }
             guard state.refreshTimes.count < refreshWindow.maximumAttempts else { return -1 }
             state.refreshTimes.append(now)
             state.refreshGeneration += 1

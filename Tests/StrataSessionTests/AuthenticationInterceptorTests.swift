@@ -176,6 +176,24 @@ struct StaticAuthenticator: Authenticator {
         }
     }
 
+    /// A refresh window whose length is not a number holds no refresh against the next (as a
+    /// window of 0 s would); before, it forgot none, and once `maximumAttempts` refreshes had run
+    /// every later one failed with `excessiveRefresh`, until the process ended.
+    @Test func aRefreshWindowThatIsNotANumberRefusesNoRefresh() async throws {
+        let stub = rejectingOld()
+        let auth = AuthenticationInterceptor(
+            authenticator: StaticAuthenticator(), credential: StaticToken(value: "old"),
+            origins: [try #require(Origin(stub.baseURL))], refreshWindow: .init(interval: .nan, maximumAttempts: 1))
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), interceptors: [auth])
+        for _ in 0..<3 {
+            auth.credential = StaticToken(value: "old")  // signed in again with an expired token
+            let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+            let outcome = try #require(await recorder.first())
+            #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            #expect(auth.credential?.value == "old+")
+        }
+    }
+
     @Test func aRefreshThatFinishesAfterAnAccountSwitchKeepsTheNewAccount() async throws {
         let (stub, authenticator, auth, recorder) = try await requestWaitingForARefresh()
         auth.credential = StaticToken(value: "other-account")
