@@ -139,6 +139,10 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// Creates a transport over `client`, which stays yours: shut it down after the last request.
+    ///
+    /// AsyncHTTPClient's own default configuration speaks HTTP/2 where a server offers it, where
+    /// AsyncHTTPClient 1.37 can trap the process (see ``strataConfiguration()``); start from that
+    /// configuration, or set `httpVersion = .http1Only`.
     /// - Parameters:
     ///   - client: A client whose configuration follows no redirect (`redirectConfiguration: .disallow`).
     ///   - decompresses: Whether the client's configuration enables decompression; only then do
