@@ -73,7 +73,8 @@ import Testing
     @Test(
         arguments: [
             ("gzip", nil), ("gzip;q=0.5, deflate", nil), ("trailers", "trailers"), ("gzip, Trailers", "trailers"),
-            ("trailers;q=1", "trailers"), ("", nil), ("trailersX", nil),
+            ("trailers;q=1", "trailers"), ("", nil), ("trailersX", nil), ("trailers\r\nX-Injected: 1", nil),
+            ("gzip, trailers\u{0}", nil),
         ] as [(String, String?)])
     func onlyTrailersIsOfferedInATEField(offered: String, sent: String?) async throws {
         for body in [Body.none, .data, .stream] {

@@ -66,12 +66,9 @@ private final class AnswerThenReset: ChannelInboundHandler, Sendable {
     typealias OutboundOut = HTTP2Frame.FramePayload
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .headers(let request) = unwrapInboundIn(data), !request.endStream else {
-            // A request without a body has nothing to stop: answered in full, with no reset.
-            if case .headers = unwrapInboundIn(data) { answer(context, thenReset: false) }
-            return
-        }
-        answer(context, thenReset: true)
+        guard case .headers(let request) = unwrapInboundIn(data) else { return }
+        // A request without a body has nothing to stop: answered in full, with no reset.
+        answer(context, thenReset: !request.endStream)
     }
 
     private func answer(_ context: ChannelHandlerContext, thenReset: Bool) {

@@ -76,7 +76,9 @@ extension AsyncHTTPClientTransport {
         case let error as NIOHTTP2Errors.StreamClosed:
             return "the server reset the HTTP/2 stream (\(error.errorCode))"
         case let error as any NIOHTTP2Error:
-            return "the HTTP/2 exchange failed: \(error)"
+            // Its type alone: some of these errors hold a header field's value, which may be a
+            // credential or hold control characters.
+            return "the HTTP/2 exchange failed (\(type(of: error)))"
         default:
             return nil
         }

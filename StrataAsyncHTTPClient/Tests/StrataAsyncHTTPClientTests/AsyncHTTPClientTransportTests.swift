@@ -77,6 +77,10 @@ import Testing
         let protocolError = NIOHTTP2Errors.badClientMagic()
         #expect(AsyncHTTPClientTransport.code(for: protocolError) == .badServerResponse)
         #expect(AsyncHTTPClientTransport.detail(of: protocolError)?.hasPrefix("the HTTP/2 exchange failed") == true)
+        // A field's value an error holds is not repeated: it may be a credential, or hold CR LF.
+        let forbidden = NIOHTTP2Errors.forbiddenHeaderField(name: "connection", value: "secret\r\nX-Injected: 1")
+        let said = try #require(AsyncHTTPClientTransport.detail(of: forbidden))
+        #expect(!said.contains("secret") && !said.contains("\r"), "\(said)")
     }
 
     /// AsyncHTTPClient 1.37 traps on HTTP/2 stream errors that arrive after a response (see
