@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Why a request cannot be sent as it is. Mostly a part of it breaks HTTP's grammar (RFC 9110), so
 /// that on the wire it would read as something else — a CR LF in a header ends the header and
 /// starts another, or a second request. Strata checks every request before it is sent; nothing
@@ -127,5 +131,20 @@ extension HTTPHeader {
     public func validate() throws(RequestValidationError) {
         guard HTTPGrammar.isToken(name) else { throw .invalidHeaderName(name) }
         guard HTTPGrammar.isFieldValue(value) else { throw .invalidHeaderValue(name: name) }
+    }
+}
+
+extension URLRequest {
+    /// Throws unless what the request puts on the wire as it is follows HTTP's grammar (RFC 9110):
+    /// its method a token, and each header field a token name with a value free of control
+    /// characters. A session manager checks every request it hands to a transport; Strata's
+    /// transports check again one handed to them directly, where SwiftNIO would trap on a field name
+    /// that is not ASCII and either transport would write a method holding CR LF as it is.
+    public func validateMethodAndHeaders() throws(RequestValidationError) {
+        let method = httpMethod ?? HTTPMethod.get.rawValue
+        guard HTTPMethod(rawValue: method).isValid else { throw .invalidMethod(method) }
+        for (name, value) in allHTTPHeaderFields ?? [:] {
+            try HTTPHeader(name: name, value: value).validate()
+        }
     }
 }

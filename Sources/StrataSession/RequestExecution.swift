@@ -403,11 +403,7 @@ final class RequestExecution: Sendable {
         } catch {
             throw .unsupportedURL(core.redaction.redact(url), reason: error)
         }
-        let method = request.httpMethod ?? HTTPMethod.get.rawValue
-        guard HTTPMethod(rawValue: method).isValid else { throw .invalidMethod(method) }
-        for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            try HTTPHeader(name: name, value: value).validate()
-        }
+        try request.validateMethodAndHeaders()
         guard request.timeoutInterval > 0 else { throw .invalidTimeout(request.timeoutInterval) }
         if let file = request.httpBodyStream as? FileBodyStream {
             try file.checkUnchanged()

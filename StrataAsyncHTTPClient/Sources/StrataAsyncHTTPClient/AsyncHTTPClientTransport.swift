@@ -268,7 +268,10 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The request as AsyncHTTPClient takes it, its body's length (`-1` when unknown), and whether
     /// it names the content codings it accepts itself (`Accept-Encoding`).
     private func makeRequest(_ urlRequest: URLRequest) throws -> (HTTPClient.Request, Int64, namesCodings: Bool) {
-        guard let url = urlRequest.url else { throw URLError(.badURL) }
+        guard let url = urlRequest.url else { throw RequestValidationError.missingURL }
+        // SwiftNIO traps on a field name that is not ASCII and writes a method as it is: a request
+        // that did not come through the pipeline, which checks first, is checked here.
+        try urlRequest.validateMethodAndHeaders()
         let key = ParsedRequestKey(method: urlRequest.httpMethod ?? "GET", url: url)
         var request = try parsedRequests.withLockedValue { $0[key] } ?? parsed(key)
         var headers = NIOHTTP1.HTTPHeaders()

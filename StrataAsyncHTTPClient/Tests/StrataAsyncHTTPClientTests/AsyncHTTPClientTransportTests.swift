@@ -265,6 +265,50 @@ import Testing
         try await transport.shutdown()
     }
 
+    /// Sent straight to the transport, a request whose method or header fields break HTTP's grammar
+    /// fails unsent with the error the pipeline gives it: SwiftNIO traps on a field name that is not
+    /// ASCII, and writes a method as it is (one holding CR LF would add fields of its own).
+    @Test(arguments: [
+        ("GET", "Ünïcode", "v"), ("GET", "X Evil", "v"), ("GET", "X-Value", "del\u{7F}"),
+        ("GET", "X-Value", "bell\u{7}"), ("GET\r\nX-Injected: 1", "X-Value", "v"), ("GE T", "X-Value", "v"),
+        ("(GET)", "X-Value", "v"),
+    ])
+    func aRequestThatBreaksHTTPGrammarFailsUnsentOnce(method: String, name: String, value: String) async throws {
+        var request = URLRequest(url: try closedPortURL())
+        request.httpMethod = method
+        request.setValue(value, forHTTPHeaderField: name)
+        // URLRequest keeps each of these as given (it drops a value holding CR, LF or NUL itself).
+        #expect(request.value(forHTTPHeaderField: name) == value)
+        let transport = AsyncHTTPClientTransport()
+        let error = try await send(request, over: transport).error
+        switch error as? RequestValidationError {
+        case .invalidMethod(let refused)?: #expect(refused == method)
+        case .invalidHeaderName(let refused)?: #expect(refused == name)
+        case .invalidHeaderValue(let refused)?: #expect(refused == name)
+        default: Issue.record("expected the request to be refused unsent, got \(String(describing: error))")
+        }
+        try await transport.shutdown()
+    }
+
+    /// Sent straight to the transport, a request without a URL fails unsent as the pipeline's does.
+    /// (Not through `send(_:over:)`, which sets a timeout: on Linux, changing a copy of a request
+    /// without a URL traps inside FoundationNetworking.)
+    @Test func aRequestWithoutAURLFailsUnsentOnce() async throws {
+        var request = URLRequest(url: try closedPortURL())
+        request.url = nil
+        let transport = AsyncHTTPClientTransport()
+        let calls = Counter()
+        let outcome = await withCheckedContinuation { continuation in
+            transport.send(TransportAttempt(request: request)) { outcome in
+                if calls.increment() == 1 { continuation.resume(returning: outcome) }
+            }
+        }
+        #expect(outcome.error as? RequestValidationError == .missingURL)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(calls.value == 1)
+        try await transport.shutdown()
+    }
+
     @Test func aTransportReleasedShutsItsClientDown() async throws {
         weak var released: AsyncHTTPClientTransport?
         do {
