@@ -74,7 +74,7 @@ public struct JSONEncoding: ParameterEncoding {
 
     /// `request` with `value`, already known not to nest too deep, as its body.
     private func body(_ value: some Encodable, on request: URLRequest) throws(ParameterEncodingError) -> URLRequest {
-        var request = request
+        var request = try request.encodable()
         do {
             request.httpBody = try encoder.encode(value)
         } catch {

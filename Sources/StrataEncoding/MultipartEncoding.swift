@@ -71,7 +71,7 @@ public struct MultipartEncoding: ParameterEncoding {
         var body = MultipartFormData(boundary: form.boundary)
         body.append(parameters)
         body.append(contentsOf: form)
-        var request = request
+        var request = try request.encodable()
         if request.value(forHTTPHeaderField: "Content-Type") == nil {
             request.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
         }

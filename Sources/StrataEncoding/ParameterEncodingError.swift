@@ -1,9 +1,14 @@
 import Foundation
 import StrataCore
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Why parameters could not be applied to a request.
 public enum ParameterEncodingError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
-    /// The request has no URL to put a query on.
+    /// The request has no URL: there is nowhere to put a query, and on Linux a request without one
+    /// cannot be changed (FoundationNetworking traps on changing a copy of it).
     case missingURL
     /// The request's URL could not be split into components to add a query.
     case invalidURL(String)
@@ -24,7 +29,7 @@ public enum ParameterEncodingError: Error, Hashable, Sendable, LocalizedError, C
     public var errorDescription: String? {
         switch self {
         case .missingURL:
-            return "The request has no URL to encode parameters into."
+            return "The request has no URL; parameters cannot be encoded into it."
         case .invalidURL(let url):
             return "The URL '\(Redaction.standard.redact(urlText: url))' could not be parsed to add query parameters."
         case .encodingFailed(let type, let reason):
@@ -43,4 +48,13 @@ public enum ParameterEncodingError: Error, Hashable, Sendable, LocalizedError, C
 
     /// ``errorDescription``.
     public var description: String { errorDescription ?? "" }
+}
+
+extension URLRequest {
+    /// The request, to encode parameters into: every encoding changes it, and on Linux changing a
+    /// copy of a request without a URL traps inside FoundationNetworking.
+    func encodable() throws(ParameterEncodingError) -> URLRequest {
+        guard url != nil else { throw .missingURL }
+        return self
+    }
 }

@@ -89,7 +89,7 @@ public struct URLEncoding: ParameterEncoding {
     }
 
     private func apply(_ encoded: String, to request: URLRequest) throws(ParameterEncodingError) -> URLRequest {
-        var request = request
+        var request = try request.encodable()
         let method = HTTPMethod(rawValue: request.httpMethod ?? HTTPMethod.get.rawValue)
         if writesToQuery(for: method) {
             guard let url = request.url else { throw .missingURL }

@@ -33,7 +33,7 @@ public enum UploadEncoding: ParameterEncoding {
     ) throws(ParameterEncodingError)
         -> URLRequest
     {
-        var request = request
+        var request = try request.encodable()
         switch self {
         case .data(let data, let contentType):
             request.httpBody = data

@@ -116,6 +116,7 @@ public struct XMLEncoding: ParameterEncoding {
         element: (String, inout XMLOutput) throws(XMLError) -> Void,
         propertyList: () throws(XMLError) -> Data
     ) throws(ParameterEncodingError) -> URLRequest {
+        let request = try request.encodable()
         do {
             var output = XMLOutput(declaration: true, capacity: 1024)
             switch format {

@@ -302,6 +302,9 @@ private struct EventSourceRequest: Requestable {
 
     func urlRequest(with configuration: any NetworkConfigurable) throws(RequestGenerationError) -> URLRequest {
         var request = try base.urlRequest(with: configuration)
+        // A request of an endpoint's own making may have none; FoundationNetworking traps on
+        // changing a copy of such a request.
+        guard request.url != nil else { throw .invalidRequest(.missingURL) }
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         request.setValue("no-store", forHTTPHeaderField: "Cache-Control")
         request.setValue(lastEventID.isEmpty ? nil : lastEventID, forHTTPHeaderField: "Last-Event-ID")

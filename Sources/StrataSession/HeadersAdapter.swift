@@ -44,6 +44,8 @@ public struct HeadersAdapter: RequestAdapter {
 
     /// The request with the fields added, if it goes to one of ``origins``.
     public func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        // FoundationNetworking traps on changing a copy of a request without a URL.
+        guard request.url != nil else { return completion(.failure(RequestValidationError.missingURL)) }
         if let origins, !(request.url.flatMap(Origin.init).map(origins.contains) ?? false) {
             return completion(.success(request))
         }

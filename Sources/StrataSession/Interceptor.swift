@@ -31,7 +31,9 @@ public struct Interceptor: RequestInterceptor {
     }
 
     /// Runs the adapters in order; the first failure ends the chain. Each adapter's callback is
-    /// honoured once.
+    /// honoured once. A request without a URL — the caller's, or one an adapter returned — fails
+    /// with ``/StrataCore/RequestValidationError/missingURL`` before any adapter sees it: on Linux,
+    /// changing a copy of such a request traps inside FoundationNetworking.
     public func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
         Self.adapt(request, with: adapters[...], completion: completion)
     }
@@ -58,6 +60,7 @@ public struct Interceptor: RequestInterceptor {
         with adapters: ArraySlice<any RequestAdapter>,
         completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
+        guard request.url != nil else { return completion(.failure(RequestValidationError.missingURL)) }
         guard let adapter = adapters.first else { return completion(.success(request)) }
         let step = CancellableCompletion<Result<URLRequest, any Error>>(cancelledWith: .failure(CancellationError())) {
             result in
@@ -75,6 +78,7 @@ public struct Interceptor: RequestInterceptor {
         guard redaction: Redaction,
         completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
+        guard request.url != nil else { return completion(.failure(RequestValidationError.missingURL)) }
         guard let adapter = adapters.first else { return completion(.success(request)) }
         let before = Self.credentials(of: request, redaction)
         let secretItems = Self.secretQueryItems(of: request.url, redaction)
@@ -83,6 +87,7 @@ public struct Interceptor: RequestInterceptor {
             result in
             switch result {
             case .success(var adapted):
+                guard adapted.url != nil else { return completion(.failure(RequestValidationError.missingURL)) }
                 if !bound, !(adapter is Interceptor) {
                     for name in Self.credentials(of: adapted, redaction).keys {
                         adapted.setValue(before[name], forHTTPHeaderField: name)

@@ -347,6 +347,36 @@ private struct TrackedDecoder: StreamDecoder {
         #expect(elapsed >= (reconnectionTime.isNaN ? .seconds(3 + 6) : .milliseconds(200)), "\(elapsed)")
     }
 
+    /// An endpoint of the caller's own whose request comes out without a URL ends the source with
+    /// an error, unsent: FoundationNetworking traps on changing a copy of such a request, as adding
+    /// the fields an event stream is asked for with would.
+    @Test func anEndpointWhoseRequestHasNoURLEndsItUnsent() async throws {
+        /// Hands out a request it keeps, as an endpoint wrapping a prebuilt request does.
+        struct LosesItsURL: Requestable {
+            let kept: URLRequest
+            var path: String { "feed" }
+            var method: HTTPMethod { .get }
+            func urlRequest(with configuration: any NetworkConfigurable) throws(RequestGenerationError) -> URLRequest {
+                kept
+            }
+        }
+        var kept = URLRequest(url: MockDefaults.baseURL)
+        kept.url = nil
+        let transport = RecordsEventStreamRequests(connections: [])
+        let network = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: MockDefaults.baseURL),
+            sessionManager: SessionManager(transport: transport))
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        network.eventSource(endpoint: LosesItsURL(kept: kept), reconnectionTime: 0.01, onEvent: { _ in }) {
+            ends.record($0)
+        }
+        let end = try #require(await ends.first(timeout: 5))
+        #expect((try? end.get()) == nil, "\(end)")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(ends.callCount == 1)
+        #expect(transport.lastEventIDs.isEmpty)
+    }
+
     @Test func anIDThatCannotGoInAHeaderIsReportedButTheLastOneThatCanIsSent() async throws {
         // A hostile or careless server sets IDs with control characters, or too long for a header
         // line a server takes: each event still reports its ID, and each reconnection resumes

@@ -77,6 +77,42 @@ import Testing
         #expect(stub.requests.isEmpty)
     }
 
+    /// On Linux, changing a copy of a request without a URL traps inside FoundationNetworking: such
+    /// a request — the caller's, or one an adapter returned — fails before any adapter, Strata's own
+    /// or the caller's, writes into it.
+    @Test func aRequestWithoutAURLReachesNoAdapter() async throws {
+        struct Careless: RequestAdapter {
+            func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+                var request = request
+                request.url = nil
+                completion(.success(request))
+            }
+        }
+        let writes = HeadersAdapter(["X-Client": "strata"])
+        var withLength = base
+        withLength.setValue("5", forHTTPHeaderField: "Content-Length")
+        // One an adapter returned, with an adapter after it and a length to reframe.
+        let (adapters, stub) = try await error(of: withLength, adapters: [Careless(), writes])
+        #expect(adapters == .missingURL)
+        #expect(stub.requests.isEmpty)
+        // The caller's own, through a manager with an adapter that writes.
+        var withoutURL = withLength
+        withoutURL.url = nil
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), adapters: [writes])
+        let (callers, _) = send(withoutURL, through: manager)
+        #expect(try #require(await callers.first()).error as? RequestValidationError == .missingURL)
+        #expect(stub.requests.isEmpty)
+        // Each adapter refuses one handed to it directly, and a chain stops before the next.
+        let recorder = CompletionRecorder<Result<URLRequest, any Error>>()
+        writes.adapt(withoutURL) { recorder.record($0) }
+        Interceptor(adapters: [Careless(), writes]).adapt(base) { recorder.record($0) }
+        _ = await recorder.first()
+        for result in recorder.values {
+            #expect(throws: RequestValidationError.missingURL) { try result.get() }
+        }
+        #expect(recorder.callCount == 2)
+    }
+
     @Test func whatAnAdapterAddsIsCheckedToo() async throws {
         let (error, stub) = try await error(of: base, adapters: [HeadersAdapter(["X-Signature": "a\r\nb"])])
         #expect(error == .invalidHeaderValue(name: "X-Signature"))
@@ -89,6 +125,49 @@ import Testing
         request.setValue("a\tb é 日本", forHTTPHeaderField: "X-Text")
         request.setValue("v", forHTTPHeaderField: "!#$%&'*+-.^_`|~09azAZ")
         let (error, stub) = try await error(of: request)
+        #expect(error == nil)
+        #expect(stub.requests.count == 1)
+    }
+
+    /// What a request handed straight to `URLSessionTransport` (not through a manager) fails with,
+    /// once, and what the stub received meanwhile; `change` makes the request from one to the stub.
+    private func directError(
+        _ change: @Sendable (inout URLRequest) -> Void
+    ) async throws -> (RequestValidationError?, URLProtocolStub) {
+        let stub = URLProtocolStub { _ in .response() }
+        let transport = URLSessionTransport(configuration: stub.makeSessionConfiguration())
+        var request = URLRequest(url: stub.baseURL)
+        change(&request)
+        let recorder = CompletionRecorder<TransportOutcome>()
+        transport.send(TransportAttempt(request: request)) { recorder.record($0) }
+        let outcome = try #require(await recorder.first())
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorder.callCount == 1)
+        return (outcome.error as? RequestValidationError, stub)
+    }
+
+    /// Handed straight to the transport, a request is checked as a manager checks it:
+    /// FoundationNetworking traps on one without a URL, and libcurl writes a method or a field as
+    /// it is (a method holding CR LF would add fields of its own).
+    @Test func aRequestHandedStraightToURLSessionTransportIsCheckedToo() async throws {
+        let refused: [(@Sendable (inout URLRequest) -> Void, RequestValidationError)] = [
+            ({ $0.url = nil }, .missingURL),
+            (
+                { $0.url = URL(string: "http://127.0.0.1:99999/x") },
+                .unsupportedURL("http://127.0.0.1:99999/x", reason: .invalidPort("99999"))
+            ),
+            ({ $0.httpMethod = "GET\r\nX-Injected: 1" }, .invalidMethod("GET\r\nX-Injected: 1")),
+            ({ $0.httpMethod = "PO ST" }, .invalidMethod("PO ST")),
+            ({ $0.setValue("v", forHTTPHeaderField: "X Evil") }, .invalidHeaderName("X Evil")),
+            ({ $0.setValue("del\u{7F}", forHTTPHeaderField: "X-Value") }, .invalidHeaderValue(name: "X-Value")),
+        ]
+        for (change, expected) in refused {
+            let (error, stub) = try await directError(change)
+            #expect(error == expected)
+            #expect(stub.requests.isEmpty)
+        }
+        // One that keeps the grammar is sent.
+        let (error, stub) = try await directError { $0.setValue("a\tb é", forHTTPHeaderField: "X-Text") }
         #expect(error == nil)
         #expect(stub.requests.count == 1)
     }
