@@ -167,6 +167,8 @@ struct TraceContextInjector: RequestAdapter {
     let origins: Set<Origin>?
 
     func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        // FoundationNetworking traps on changing a copy of a request without a URL.
+        guard request.url != nil else { return completion(.failure(RequestValidationError.missingURL)) }
         guard let context = ServiceContext.current,
             origins.map({ origins in origins.contains { $0.contains(request.url) } }) ?? true
         else { return completion(.success(request)) }

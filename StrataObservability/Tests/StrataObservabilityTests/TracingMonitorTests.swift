@@ -147,6 +147,23 @@ import Tracing
         #expect(landed.value(forHTTPHeaderField: InMemoryTracer.spanIDKey) == (keptHome ? nil : span.spanID))
     }
 
+    /// The injector handed a request without a URL directly refuses it rather than write into it:
+    /// on Linux, changing a copy of such a request traps inside FoundationNetworking.
+    @Test func theInjectorRefusesARequestWithoutAURL() async throws {
+        let tracer = InMemoryTracer()
+        let injector = TracingMonitor(tracer: tracer).injector
+        var request = URLRequest(url: stub.baseURL)
+        request.url = nil
+        let parent = tracer.startSpan("caller", context: .topLevel)
+        let results = CompletionRecorder<Result<URLRequest, any Error>>()
+        ServiceContext.withValue(parent.context) {
+            injector.adapt(request) { results.record($0) }
+        }
+        parent.end()
+        let result = try #require(await results.first())
+        #expect(throws: RequestValidationError.missingURL) { try result.get() }
+    }
+
     /// What an instrument writes replaces a field of the same name in any case, each name once;
     /// a field HTTP would refuse is left out, and the request still goes.
     @Test func theInstrumentsFieldsReplaceTheirNamesAndAFieldHTTPRefusesIsLeftOut() async throws {
