@@ -831,8 +831,10 @@ extension URLRequest {
     /// Over `URLSession` on Linux a request's own fields go on the wire as they are: a
     /// `Content-Length` of 10 on a body of 100 bytes sends 90 bytes the server reads as the next
     /// request on the connection, one of 5 on a `GET` leaves the server waiting for a body. A
-    /// request that names none of the fields is returned as it is; the transport frames it.
-    func framedByItsBody() -> URLRequest {
+    /// request that names none of the fields is returned as it is; the transport frames it. The
+    /// pipeline frames every attempt; Strata's transports frame again a request handed to them
+    /// directly.
+    public func framedByItsBody() -> URLRequest {
         let length = value(forHTTPHeaderField: "Content-Length")
         let coding = value(forHTTPHeaderField: "Transfer-Encoding")
         let offered = value(forHTTPHeaderField: "TE")

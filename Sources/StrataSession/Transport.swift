@@ -27,7 +27,8 @@ import StrataCore
 /// Strata's transports check a request handed to them directly as the pipeline checks every
 /// attempt — a URL they can send to, a method and fields that keep RFC 9110's grammar — and fail
 /// one that does not with a ``/StrataCore/RequestValidationError``, unsent: the libraries under
-/// them would trap on some of it, or write it on the wire as it is.
+/// them would trap on some of it, or write it on the wire as it is. They frame it by its body
+/// (`URLRequest.framedByItsBody()`) as the pipeline frames every attempt.
 ///
 /// Whether the body goes into memory, into a file or to the caller as it comes is the pipeline's
 /// choice, made once for every transport. ``URLSessionTransport`` sends over `URLSession`. To send

@@ -90,9 +90,9 @@ public final class URLSessionTransport: Transport {
     /// back: its data tasks push, and `suspend()` restarts them).
     public func send(_ attempt: TransportAttempt, to receiver: any ResponseReceiver) -> any ResponseExchange {
         var request = attempt.request
-        // A request handed here directly, not through a session manager, is checked as the
-        // manager checks it: FoundationNetworking traps on one without a URL, and libcurl writes a
-        // method or a field as it is.
+        // A request handed here directly, not through a session manager, is checked and framed as
+        // the manager does it: FoundationNetworking traps on one without a URL, and libcurl writes
+        // a method, a field or a `Content-Length` as it is.
         do {
             guard let url = request.url else { throw RequestValidationError.missingURL }
             do {
@@ -104,6 +104,7 @@ public final class URLSessionTransport: Transport {
         } catch {
             return ResponsePlayback.start(head: nil, steps: [.fail(error)], to: receiver)
         }
+        request = request.framedByItsBody()
         #if canImport(FoundationNetworking)
             // FoundationNetworking shows no certificate chain: an evaluator could not be asked, and an
             // `https` request sent anyway would trust what nobody checked.

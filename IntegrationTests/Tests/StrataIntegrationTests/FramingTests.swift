@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -79,6 +80,41 @@ import Testing
             let fields = [echo.headers["content-length"], echo.headers["transfer-encoding"]].compactMap { $0 }
             #expect(fields.count == 1, "framed by \(fields)")
         }
+    }
+
+    /// Handed straight to the transport, not through a session manager, a request is framed by its
+    /// body as the pipeline frames it: a `Content-Length` of 10 on a body of 100 bytes would leave
+    /// 90 bytes on the connection for the server to read as the next request, one of -5 on a
+    /// stream would go on the wire as it is.
+    @Test(arguments: [("10", false), ("1000", false), ("-5", true), ("abc", true)])
+    func aRequestHandedStraightToTheTransportIsFramedByItsBody(length: String, asStream: Bool) async throws {
+        let server = try await TestServer.start()
+        let transport = TestTransport.current.makeTransport()
+        for _ in 0..<2 {  // The second goes on the same connection: nothing of the first is left on it.
+            var request = URLRequest(url: server.baseURL.appendingPathComponent("echo"))
+            request.httpMethod = "POST"
+            if asStream {
+                request.httpBodyStream = InputStream(data: Self.body)
+            } else {
+                request.httpBody = Self.body
+            }
+            request.setValue(length, forHTTPHeaderField: "Content-Length")
+            // No pipeline, so no deadline: a server left waiting for a body the request announced
+            // would keep the exchange open.
+            let outcomes = CompletionRecorder<TransportOutcome>()
+            let exchange = transport.send(TransportAttempt(request: request)) { outcomes.record($0) }
+            guard let outcome = await outcomes.first(timeout: 10) else {
+                exchange.cancel()
+                Issue.record("no answer within 10 s to a Content-Length of \(length)")
+                break
+            }
+            #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            let echo = try JSONDecoder().decode(EchoReply.self, from: outcome.body)
+            #expect(Data(base64Encoded: echo.bodyBase64) == Self.body)
+            let fields = [echo.headers["content-length"], echo.headers["transfer-encoding"]].compactMap { $0 }
+            #expect(fields == (asStream ? ["chunked"] : ["100"]), "framed by \(fields)")
+        }
+        try await server.shutdown()
     }
 
     @Test func aFileIsUploadedThroughASymbolicLinkWithTheLengthOfTheFileItNames() async throws {

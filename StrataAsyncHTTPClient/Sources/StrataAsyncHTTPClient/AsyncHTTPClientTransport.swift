@@ -269,9 +269,11 @@ public final class AsyncHTTPClientTransport: Transport {
     /// it names the content codings it accepts itself (`Accept-Encoding`).
     private func makeRequest(_ urlRequest: URLRequest) throws -> (HTTPClient.Request, Int64, namesCodings: Bool) {
         guard let url = urlRequest.url else { throw RequestValidationError.missingURL }
-        // SwiftNIO traps on a field name that is not ASCII and writes a method as it is: a request
-        // that did not come through the pipeline, which checks first, is checked here.
+        // SwiftNIO traps on a field name that is not ASCII and writes a method (and a stream's
+        // `Content-Length`) as it is: a request that did not come through the pipeline, which
+        // checks and frames first, is checked and framed here.
         try urlRequest.validateMethodAndHeaders()
+        let urlRequest = urlRequest.framedByItsBody()
         let key = ParsedRequestKey(method: urlRequest.httpMethod ?? "GET", url: url)
         var request = try parsedRequests.withLockedValue { $0[key] } ?? parsed(key)
         var headers = NIOHTTP1.HTTPHeaders()
