@@ -398,11 +398,7 @@ final class RequestExecution: Sendable {
         if let invalidOptions { throw invalidOptions }
         // FoundationNetworking traps on a request without a URL; SwiftNIO on a port out of range.
         guard let url = request.url else { throw .missingURL }
-        do {
-            try core.transport.validate(url)
-        } catch {
-            throw .unsupportedURL(core.redaction.redact(url), reason: error)
-        }
+        try core.transport.validateForSending(url, redaction: core.redaction)
         try request.validateMethodAndHeaders()
         guard request.timeoutInterval > 0 else { throw .invalidTimeout(request.timeoutInterval) }
         if let file = request.httpBodyStream as? FileBodyStream {

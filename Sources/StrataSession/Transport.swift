@@ -74,6 +74,17 @@ extension Transport {
         try HTTPURLCheck.validate(url)
     }
 
+    /// ``validate(_:)`` as the pipeline and the transports report it: a refused `url` throws
+    /// ``/StrataCore/RequestValidationError/unsupportedURL(_:reason:)`` naming it as `redaction`
+    /// shows it, with the reason.
+    public func validateForSending(_ url: URL, redaction: Redaction = .standard) throws(RequestValidationError) {
+        do {
+            try validate(url)
+        } catch {
+            throw .unsupportedURL(redaction.redact(url), reason: error)
+        }
+    }
+
     /// Sends `attempt` and calls `completion` exactly once with the whole response, its body in
     /// memory (at most `maximumBodyLength` bytes of it: a longer body fails the outcome with
     /// `URLError(.dataLengthExceedsMaximum)`, its head kept).

@@ -95,11 +95,7 @@ public final class URLSessionTransport: Transport {
         // a method, a field or a `Content-Length` as it is.
         do {
             guard let url = request.url else { throw RequestValidationError.missingURL }
-            do {
-                try validate(url)
-            } catch {
-                throw RequestValidationError.unsupportedURL(Redaction.standard.redact(url), reason: error)
-            }
+            try validateForSending(url)
             try request.validateMethodAndHeaders()
         } catch {
             return ResponsePlayback.start(head: nil, steps: [.fail(error)], to: receiver)

@@ -320,11 +320,7 @@ public final class AsyncHTTPClientTransport: Transport {
     private func parsed(_ key: ParsedRequestKey) throws -> HTTPClient.Request {
         // SwiftNIO traps on some URLs Foundation accepts (a port above 65535); a request that did
         // not come through the pipeline, which checks first, is checked here.
-        do {
-            try validate(key.url)
-        } catch {
-            throw RequestValidationError.unsupportedURL(Redaction.standard.redact(key.url), reason: error)
-        }
+        try validateForSending(key.url)
         let request = try HTTPClient.Request(url: key.url, method: NIOHTTP1.HTTPMethod(rawValue: key.method))
         guard key.url.absoluteString.utf8.count <= Self.parsedRequestURLLimit else { return request }
         parsedRequests.withLockedValue { kept in
