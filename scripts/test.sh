@@ -59,8 +59,8 @@ ASAN_OPTIONS=detect_leaks=0 swift test --sanitize=address --scratch-path .build-
 for transport in urlsession asynchttpclient; do
     export STRATA_TRANSPORT=$transport
 
-    step "Integration tests against the loopback server, over $transport"
-    swift test --package-path IntegrationTests --scratch-path $dependents --no-parallel
+    step "Integration tests against the loopback server, over $transport, built with warnings as errors"
+    swift test --package-path IntegrationTests --scratch-path $dependents --no-parallel -Xswiftc -warnings-as-errors
 
     step "Integration load and cancellation tests under ThreadSanitizer, over $transport"
     swift test --package-path IntegrationTests --no-parallel --sanitize=thread --scratch-path IntegrationTests/.build-tsan \
@@ -87,10 +87,10 @@ for transport in urlsession asynchttpclient; do
 done
 unset STRATA_TRANSPORT
 
-step "Example: its tests (each layer mocked separately), then the tour against the embedded demo API"
-swift test --package-path Example --scratch-path $dependents
-swift run --package-path Example --scratch-path $dependents
-swift run --package-path Example --scratch-path $dependents StrataExample --transport asynchttpclient
+step "Example: built with warnings as errors, its tests (each layer mocked separately), then the tour against the embedded demo API"
+swift test --package-path Example --scratch-path $dependents -Xswiftc -warnings-as-errors
+swift run --package-path Example --scratch-path $dependents -Xswiftc -warnings-as-errors
+swift run --package-path Example --scratch-path $dependents -Xswiftc -warnings-as-errors StrataExample --transport asynchttpclient
 
 step "Benchmarks: a short smoke run, so they keep building and running (figures: scripts/bench.sh)"
 BENCH_SMOKE=1 scripts/bench.sh

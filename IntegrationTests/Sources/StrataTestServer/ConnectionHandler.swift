@@ -117,7 +117,7 @@ struct ReplyWriter: Sendable {
             // The next chunk comes from the event loop, never from inside this callback: a write that
             // completes at once runs its callback at once, and calling on from there would nest one
             // frame per chunk, each keeping its chunk alive, for as long as the client keeps up.
-            let next = {
+            let next: @Sendable () -> Void = {
                 streamBody(from: offset + count, size: size, chunkSize: chunkSize, interval: interval, chunked: chunked)
             }
             if interval > .zero {
@@ -148,7 +148,7 @@ struct ReplyWriter: Sendable {
             written?(piece.count)
             // From the event loop, never nested in this callback (see `streamBody`).
             let following = repeats ? (index + 1) % pieces.count : index + 1
-            let next = {
+            let next: @Sendable () -> Void = {
                 writePieces(pieces, at: following, interval: interval, repeats: repeats, cut: cut, written: written)
             }
             if interval > .zero {
