@@ -80,9 +80,7 @@ public struct JSONEncoding: ParameterEncoding {
         } catch {
             throw .encodingFailed(type: String(describing: type(of: value)), reason: String(describing: error))
         }
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
+        request.setHeaderField("Content-Type", "application/json", keepingExisting: true)
         return request
     }
 }

@@ -72,10 +72,8 @@ public struct MultipartEncoding: ParameterEncoding {
         body.append(parameters)
         body.append(contentsOf: form)
         var request = try request.encodable()
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
-        }
-        request.setValue(String(body.contentLength), forHTTPHeaderField: "Content-Length")
+        request.setHeaderField("Content-Type", body.contentType, keepingExisting: true)
+        request.setHeaderField("Content-Length", String(body.contentLength))
         do {
             if body.contentLength < memoryThreshold {
                 request.httpBody = try body.encoded()

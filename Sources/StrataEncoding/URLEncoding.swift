@@ -96,9 +96,8 @@ public struct URLEncoding: ParameterEncoding {
             guard !encoded.isEmpty else { return request }
             request.url = try Self.appendingQuery(encoded, to: url)
         } else {
-            if request.value(forHTTPHeaderField: "Content-Type") == nil {
-                request.setValue("application/x-www-form-urlencoded; charset=utf-8", forHTTPHeaderField: "Content-Type")
-            }
+            request.setHeaderField(
+                "Content-Type", "application/x-www-form-urlencoded; charset=utf-8", keepingExisting: true)
             request.httpBody = Data(encoded.utf8)
         }
         return request

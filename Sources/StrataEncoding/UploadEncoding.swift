@@ -37,13 +37,13 @@ public enum UploadEncoding: ParameterEncoding {
         switch self {
         case .data(let data, let contentType):
             request.httpBody = data
-            request.setValue(String(data.count), forHTTPHeaderField: "Content-Length")
+            request.setHeaderField("Content-Length", String(data.count))
             setContentType(contentType, on: &request)
         case .file(let url, let contentType):
             do {
                 let stream = try FileBodyStream(fileURL: url, removesFileOnRelease: false)
                 request.httpBodyStream = stream
-                request.setValue(String(stream.length), forHTTPHeaderField: "Content-Length")
+                request.setHeaderField("Content-Length", String(stream.length))
             } catch {
                 throw .multipart(MultipartError(error))
             }
@@ -53,8 +53,6 @@ public enum UploadEncoding: ParameterEncoding {
     }
 
     private func setContentType(_ contentType: String, on request: inout URLRequest) {
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-        }
+        request.setHeaderField("Content-Type", contentType, keepingExisting: true)
     }
 }

@@ -203,36 +203,31 @@ public struct XMLEncoding: ParameterEncoding {
     }
 
     private func apply(_ document: [UInt8], to request: URLRequest, soap: (SOAPVersion, String?)? = nil) -> URLRequest {
-        var request = request
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+        let contentType =
             switch soap {
-            case nil:
-                request.setValue("application/xml; charset=utf-8", forHTTPHeaderField: "Content-Type")
-            case (.v1_1, _)?:
-                request.setValue("text/xml; charset=utf-8", forHTTPHeaderField: "Content-Type")
+            case nil: "application/xml; charset=utf-8"
+            case (.v1_1, _)?: "text/xml; charset=utf-8"
             case (.v1_2, let action)?:
-                let parameter = action.map { "; action=\"\($0)\"" } ?? ""
-                request.setValue("application/soap+xml; charset=utf-8" + parameter, forHTTPHeaderField: "Content-Type")
+                "application/soap+xml; charset=utf-8" + (action.map { "; action=\"\($0)\"" } ?? "")
             }
+        var fields: [(String, String?)] = [("Content-Type", contentType)]
+        if case (.v1_1, let action?)? = soap {
+            fields.append(("SOAPAction", "\"\(action)\""))
         }
-        if case (.v1_1, let action?)? = soap, request.value(forHTTPHeaderField: "SOAPAction") == nil {
-            request.setValue("\"\(action)\"", forHTTPHeaderField: "SOAPAction")
-        }
-        return setBody(Data(document), on: request)
+        return setBody(Data(document), fields: fields, on: request)
     }
 
     private func apply(_ propertyList: Data, to request: URLRequest) -> URLRequest {
-        var request = request
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue("application/x-plist", forHTTPHeaderField: "Content-Type")
-        }
-        return setBody(propertyList, on: request)
+        setBody(propertyList, fields: [("Content-Type", "application/x-plist")], on: request)
     }
 
-    private func setBody(_ body: Data, on request: URLRequest) -> URLRequest {
+    /// `body` as the request's, with its `Content-Length`, and `fields` where the request has none
+    /// of their names.
+    private func setBody(_ body: Data, fields: [(String, String?)], on request: URLRequest) -> URLRequest {
         var request = request
         request.httpBody = body
-        request.setValue(String(body.count), forHTTPHeaderField: "Content-Length")
+        request.setHeaderFields(fields, keepingExisting: true)
+        request.setHeaderField("Content-Length", String(body.count))
         return request
     }
 }

@@ -305,9 +305,10 @@ private struct EventSourceRequest: Requestable {
         // A request of an endpoint's own making may have none; FoundationNetworking traps on
         // changing a copy of such a request.
         guard request.url != nil else { throw .invalidRequest(.missingURL) }
-        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-        request.setValue("no-store", forHTTPHeaderField: "Cache-Control")
-        request.setValue(lastEventID.isEmpty ? nil : lastEventID, forHTTPHeaderField: "Last-Event-ID")
+        request.setHeaderFields([
+            ("Accept", "text/event-stream"), ("Cache-Control", "no-store"),
+            ("Last-Event-ID", lastEventID.isEmpty ? nil : lastEventID),
+        ])
         return request
     }
 }

@@ -32,7 +32,7 @@ struct CachingTransport: Transport {
         // What is sent stays as it is: the transport adds its cookies itself.
         var request = attempt.request
         if let cookies = transport.cookieJar?.field(for: request) {
-            request.setValue(cookies, forHTTPHeaderField: "Cookie")
+            request.setHeaderField("Cookie", cookies)
         }
         let lookup = cache.lookup(request)
         switch lookup {

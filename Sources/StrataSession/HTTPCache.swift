@@ -557,12 +557,8 @@ struct CachedExchange: Codable, Sendable {
     /// `request` made conditional on this response: sent with its validators (§4.3.1).
     func conditional(_ request: URLRequest) -> URLRequest {
         var conditional = request
-        if let etag {
-            conditional.setValue(etag, forHTTPHeaderField: "If-None-Match")
-        }
-        if let lastModified {
-            conditional.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
-        }
+        let validators: [(String, String?)] = [("If-None-Match", etag), ("If-Modified-Since", lastModified)]
+        conditional.setHeaderFields(validators.filter { $0.1 != nil })
         return conditional
     }
 

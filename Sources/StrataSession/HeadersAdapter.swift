@@ -49,8 +49,9 @@ public struct HeadersAdapter: RequestAdapter {
         if let origins, !(request.url.flatMap(Origin.init).map(origins.contains) ?? false) {
             return completion(.success(request))
         }
-        var adapted = request
-        var written = Set<String>()
+        // Gathered, then written at once; a repeated name's values joined as `addValue` joins them.
+        var fields: [(String, String?)] = []
+        var places: [String: Int] = [:]
         for field in headers {
             do {
                 try field.validate()
@@ -58,13 +59,15 @@ public struct HeadersAdapter: RequestAdapter {
                 return completion(.failure(error))
             }
             let name = field.name.lowercased()
-            if written.contains(name) {
-                adapted.addValue(field.value, forHTTPHeaderField: field.name)
+            if let place = places[name] {
+                fields[place].1 = (fields[place].1 ?? "") + "," + field.value
             } else if replacingExisting || request.value(forHTTPHeaderField: field.name) == nil {
-                adapted.setValue(field.value, forHTTPHeaderField: field.name)
-                written.insert(name)
+                places[name] = fields.count
+                fields.append((field.name, field.value))
             }
         }
+        var adapted = request
+        adapted.setHeaderFields(fields)
         completion(.success(adapted))
     }
 }

@@ -89,9 +89,9 @@ public struct Interceptor: RequestInterceptor {
             case .success(var adapted):
                 guard adapted.url != nil else { return completion(.failure(RequestValidationError.missingURL)) }
                 if !bound, !(adapter is Interceptor) {
-                    for name in Self.credentials(of: adapted, redaction).keys {
-                        adapted.setValue(before[name], forHTTPHeaderField: name)
-                    }
+                    // The credential fields as they were, whatever the adapter did to their names' case.
+                    let added = Self.credentials(of: adapted, redaction).keys.map { ($0, String?.none) }
+                    adapted.setHeaderFields(added + before.map { ($0.key, $0.value) })
                     Self.restore(secretItems, in: &adapted, redaction)
                 }
                 adapt(adapted, with: adapters.dropFirst(), guard: redaction, completion: completion)

@@ -493,9 +493,7 @@ final class RequestExecution: Sendable {
             next.base.httpMethod = HTTPMethod.get.rawValue
             next.base.httpBody = nil
             next.base.httpBodyStream = nil
-            for name in Self.bodyHeaderNames {
-                next.base.setValue(nil, forHTTPHeaderField: name)
-            }
+            next.base.setHeaderFields(Self.bodyHeaderNames.lazy.map { ($0, nil) })
         } else if let stream = next.base.httpBodyStream, !(stream is FileBodyStream) {
             throw RedirectError.bodyNotReplayable
         }
@@ -552,17 +550,14 @@ final class RequestExecution: Sendable {
     /// Removes what must not leave the addressed origin: the headers the manager's redaction calls
     /// credentials and the request's origin-bound (configuration) headers.
     private func removeOriginBoundHeaders(from request: inout URLRequest) {
-        for name in (request.allHTTPHeaderFields ?? [:]).keys where isOriginBound(name) {
-            request.setValue(nil, forHTTPHeaderField: name)
-        }
+        request.setHeaderFields((request.allHTTPHeaderFields ?? [:]).keys.filter(isOriginBound).map { ($0, nil) })
     }
 
     /// Puts back the caller's credentials and configuration headers, removed on the way to another
     /// origin, on a request back at the addressed origin.
     private func restoreOriginBoundHeaders(to request: inout URLRequest) {
-        for (name, value) in original.allHTTPHeaderFields ?? [:] where isOriginBound(name) {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
+        request.setHeaderFields(
+            (original.allHTTPHeaderFields ?? [:]).filter { isOriginBound($0.key) }.map { ($0.key, $0.value) })
     }
 
     /// The attempt is over with `outcome`, which the retriers judge if it failed with `failure`.
@@ -808,9 +803,10 @@ extension URLRequest {
         guard let url, url.user != nil || url.password != nil else { return self }
         var moved = self
         moved.url = url.removingUserInfo()
-        if keepingCredentials, value(forHTTPHeaderField: "Authorization") == nil {
+        if keepingCredentials {
             let credentials = "\(url.user ?? ""):\(url.password ?? "")"
-            moved.setValue("Basic " + Data(credentials.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+            moved.setHeaderField(
+                "Authorization", "Basic " + Data(credentials.utf8).base64EncodedString(), keepingExisting: true)
         }
         return moved
     }
@@ -848,9 +844,7 @@ extension URLRequest {
             }
         guard length != framed || coding != nil || offered != trailers else { return self }
         var request = self
-        request.setValue(nil, forHTTPHeaderField: "Transfer-Encoding")
-        request.setValue(framed, forHTTPHeaderField: "Content-Length")
-        request.setValue(trailers, forHTTPHeaderField: "TE")
+        request.setHeaderFields([("Transfer-Encoding", nil), ("Content-Length", framed), ("TE", trailers)])
         return request
     }
 

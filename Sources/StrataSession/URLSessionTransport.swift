@@ -116,14 +116,14 @@ public final class URLSessionTransport: Transport {
         // creation for unset, and traps on one too large for its integer milliseconds).
         request.timeoutInterval = Self.longestTimeout
         if let field = cookies?.field(for: request) {
-            request.setValue(field, forHTTPHeaderField: "Cookie")
+            request.setHeaderField("Cookie", field)
         }
         let task: URLSessionTask
         if request.httpBodyStream != nil, !(request.httpBodyStream is FileBodyStream) {
             // FoundationNetworking sends every stream chunked, and a `Content-Length` of the
             // request's beside it: a message framed twice, which a server and a proxy may each
             // read their own way (RFC 9112 §6.1).
-            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+            request.setHeaderField("Content-Length", nil)
         }
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.

@@ -112,6 +112,32 @@ import Testing
         #expect(landed.value(forHTTPHeaderField: "User-Agent") == "Strata-Tests")
     }
 
+    /// Writes its `Authorization` under a name in another case, bound to no origin.
+    struct LowercaseAuthorizationAdapter: RequestAdapter {
+        func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+            var request = request
+            request.setHeaderField("authorization", "Bearer unbound")
+            completion(.success(request))
+        }
+    }
+
+    /// On a hop to another origin, what an unbound adapter does to a credential is undone whatever
+    /// the case of the name it writes: the credential an adapter bound to that origin gave stays.
+    @Test func anUnboundAdapterCannotReplaceABoundOnesCredentialByChangingItsNamesCase() async throws {
+        let (origin, target) = stubs { "https://\($0.host)/landed" }
+        let manager = URLSessionManager(
+            configuration: origin.makeSessionConfiguration(),
+            adapters: [
+                HeadersAdapter(["Authorization": "Bearer bound"], origins: [try #require(Origin(target.baseURL))]),
+                LowercaseAuthorizationAdapter(),
+            ])
+        #expect(try await outcome(URLRequest(url: origin.baseURL), manager: manager).error == nil)
+        #expect(origin.requests.first?.value(forHTTPHeaderField: "Authorization") == "Bearer unbound")
+        let landed = try #require(target.requests.first)
+        #expect(landed.value(forHTTPHeaderField: "Authorization") == "Bearer bound")
+        #expect((landed.allHTTPHeaderFields ?? [:]).keys.filter { $0.lowercased() == "authorization" }.count == 1)
+    }
+
     /// A header named as a credential — an API key, a token, a session — is one, registered or
     /// not: what an adapter bound to no origin puts there stays at the origin the caller
     /// addressed, as an `Authorization` does; other headers go on.

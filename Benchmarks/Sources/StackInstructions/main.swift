@@ -4,6 +4,8 @@
 //
 //   StackInstructions baseline 1000
 //   StackInstructions strata 1000
+//   StackInstructions post-request 1000     # a JSON POST endpoint's URLRequest, built
+//   StackInstructions headers-adapter 1000  # a HeadersAdapter writing two fields
 //
 // Each side runs as the wall-clock benchmark runs it: the Strata side awaits the data transfer
 // service's async method, request after request, in one task. The in-memory session answers at
@@ -16,13 +18,49 @@ import Foundation
 import StackFixture
 import Strata
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 let arguments = CommandLine.arguments.dropFirst()
 let side = arguments.first ?? "strata"
 let count = Int(arguments.dropFirst().first ?? "") ?? 1_000
 
-guard ["baseline", "strata"].contains(side) else {
-    print("usage: StackInstructions baseline|strata [count]")
+guard ["baseline", "strata", "post-request", "headers-adapter"].contains(side) else {
+    print("usage: StackInstructions baseline|strata|post-request|headers-adapter [count]")
     exit(2)
+}
+
+/// A JSON body for `post-request`.
+struct NewItem: Encodable, Sendable {
+    let name: String
+    let count: Int
+}
+
+// What a request's fields cost to write, on their own: an encoding's `Content-Type`, an adapter's
+// fields (on Linux, FoundationNetworking's `setValue(_:forHTTPHeaderField:)` copies every field and
+// capitalizes the name on each call).
+switch side {
+case "post-request":
+    var fields = 0
+    for index in 0..<count {
+        let endpoint = Endpoint<Void>(
+            path: "items", method: .post, bodyParametersEncodable: NewItem(name: "item", count: index))
+        fields &+= (try? endpoint.urlRequest(with: StackOverhead.configuration))?.allHTTPHeaderFields?.count ?? 0
+    }
+    print(fields)
+    exit(0)
+case "headers-adapter":
+    let adapter = HeadersAdapter(["X-Api-Key": "key", "X-Request-Source": "bench"])
+    let request = try StackOverhead.endpoint.urlRequest(with: StackOverhead.configuration)
+    // The adapter completes before `adapt` returns.
+    nonisolated(unsafe) var fields = 0
+    for _ in 0..<count {
+        adapter.adapt(request) { result in fields &+= (try? result.get())?.allHTTPHeaderFields?.count ?? 0 }
+    }
+    print(fields)
+    exit(0)
+default: break
 }
 
 let finished = DispatchSemaphore(value: 0)

@@ -176,16 +176,8 @@ struct TraceContextInjector: RequestAdapter {
         instrument.inject(context, into: &fields, using: HeaderFieldInjector())
         guard !fields.isEmpty else { return completion(.success(request)) }
         var request = request
-        var all = request.allHTTPHeaderFields ?? [:]
-        for field in fields {
-            // The instrument's field replaces one the request has under that name, in any case.
-            let name = field.name.lowercased()
-            if let existing = all.keys.first(where: { $0.lowercased() == name }) {
-                all[existing] = nil
-            }
-            all[field.name] = field.value
-        }
-        request.allHTTPHeaderFields = all
+        // The instrument's field replaces one the request has under that name, in any case.
+        request.setHeaderFields(fields.lazy.map { ($0.name, $0.value) })
         completion(.success(request))
     }
 }

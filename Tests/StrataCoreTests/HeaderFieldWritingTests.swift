@@ -1,0 +1,70 @@
+import Foundation
+import StrataCore
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `URLRequest.setHeaderField(_:_:keepingExisting:)` and `setHeaderFields(_:keepingExisting:)`:
+/// `setValue(_:forHTTPHeaderField:)`'s effect, one field per name whatever its case.
+@Suite struct HeaderFieldWritingTests {
+    private func request(_ fields: [String: String]) -> URLRequest {
+        var request = URLRequest(url: URL(fileURLWithPath: "/items"))
+        request.allHTTPHeaderFields = fields
+        return request
+    }
+
+    @Test func aFieldReplacesOneOfTheSameNameInAnyCaseKeepingItsNameAsWritten() {
+        var request = request(["content-TYPE": "text/plain", "Accept": "*/*"])
+        request.setHeaderField("Content-Type", "application/json")
+        #expect(request.allHTTPHeaderFields == ["Content-Type": "application/json", "Accept": "*/*"])
+        request.setHeaderField("x-request-ID", "7")
+        #expect(request.allHTTPHeaderFields?["x-request-ID"] == "7")
+        #expect(request.value(forHTTPHeaderField: "X-Request-Id") == "7")
+    }
+
+    @Test func nilRemovesTheFieldInAnyCaseAndAnAbsentOneChangesNothing() {
+        var request = request(["Transfer-Encoding": "chunked", "Accept": "*/*"])
+        request.setHeaderField("transfer-encoding", nil)
+        request.setHeaderField("TE", nil)
+        #expect(request.allHTTPHeaderFields == ["Accept": "*/*"])
+    }
+
+    @Test func keepingExistingWritesOnlyAFieldTheRequestLacks() {
+        var request = request(["content-type": "text/csv"])
+        request.setHeaderField("Content-Type", "application/json", keepingExisting: true)
+        request.setHeaderField("Content-Length", "3", keepingExisting: true)
+        #expect(request.allHTTPHeaderFields == ["content-type": "text/csv", "Content-Length": "3"])
+    }
+
+    @Test func severalAtOnceApplyInOrderAsOneCallEachWould() {
+        let fields: [(String, String?)] = [
+            ("Transfer-Encoding", nil), ("Content-Length", "10"), ("content-length", "12"), ("TE", "trailers"),
+        ]
+        var together = request(["transfer-encoding": "chunked", "CONTENT-LENGTH": "5"])
+        together.setHeaderFields(fields)
+        var oneByOne = request(["transfer-encoding": "chunked", "CONTENT-LENGTH": "5"])
+        for (name, value) in fields {
+            oneByOne.setHeaderField(name, value)
+        }
+        #expect(together.allHTTPHeaderFields == ["content-length": "12", "TE": "trailers"])
+        #expect(together.allHTTPHeaderFields == oneByOne.allHTTPHeaderFields)
+        // What `setValue` leaves, but for the names' case, which it changes on Linux.
+        var set = request(["transfer-encoding": "chunked", "CONTENT-LENGTH": "5"])
+        for (name, value) in fields {
+            set.setValue(value, forHTTPHeaderField: name)
+        }
+        let lowercased = { (fields: [String: String]?) in
+            Dictionary(uniqueKeysWithValues: (fields ?? [:]).map { ($0.key.lowercased(), $0.value) })
+        }
+        #expect(lowercased(together.allHTTPHeaderFields) == lowercased(set.allHTTPHeaderFields))
+    }
+
+    @Test func onlyLettersFoldWhenNamesAreMatched() {
+        // `[` and `{` are 32 apart, as `A` and `a` are: distinct names.
+        var request = request(["X-[a]": "1"])
+        request.setHeaderField("X-{A}", "2")
+        #expect(request.allHTTPHeaderFields == ["X-[a]": "1", "X-{A}": "2"])
+    }
+}
