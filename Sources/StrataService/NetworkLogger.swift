@@ -154,7 +154,7 @@ public struct ConsoleNetworkLogger: EventMonitor {
             parts.append("-H \(Self.quoted("\(header.name): \(header.value)"))")
         }
         if let body = request.httpBody, !body.isEmpty {
-            switch redaction.render(body: body, contentType: request.value(forHTTPHeaderField: "Content-Type")) {
+            switch redaction.render(body: body, contentType: request.headerField("Content-Type")) {
             case .text(let text): parts.append("--data-binary \(Self.quoted(text))")
             case .outline(let text), .summary(let text): parts.append("--data-binary @body  # \(text)")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataCore
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -43,7 +44,7 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
         else { return nil }
         let stored = Self.value(of: cookies, sentTo: url, at: Date())
         guard !stored.isEmpty else { return nil }
-        guard let own = request.value(forHTTPHeaderField: "Cookie"), !own.isEmpty else { return stored }
+        guard let own = request.headerField("Cookie"), !own.isEmpty else { return stored }
         return own + "; " + stored
     }
 

@@ -129,12 +129,12 @@ public final class HTTPCache: Sendable {
     }
 
     func lookup(_ request: URLRequest) -> Lookup {
-        let requestDirectives = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        let requestDirectives = CacheControl(request.headerField("Cache-Control"))
         if requestDirectives.has("no-store") { return .bypass }
         // Other methods are sent as they are; storing their response invalidates an unsafe one's URL.
         guard request.httpMethod ?? "GET" == "GET", let key = Self.key(request.url) else { return .miss }
-        if request.value(forHTTPHeaderField: "If-None-Match") != nil
-            || request.value(forHTTPHeaderField: "If-Modified-Since") != nil
+        if request.headerField("If-None-Match") != nil
+            || request.headerField("If-Modified-Since") != nil
         {
             return .miss
         }
@@ -144,8 +144,8 @@ public final class HTTPCache: Sendable {
             return onlyIfCached ? .unsatisfiable : .miss
         }
         let pragmaNoCache =
-            request.value(forHTTPHeaderField: "Cache-Control") == nil
-            && request.value(forHTTPHeaderField: "Pragma")?.lowercased().contains("no-cache") == true
+            request.headerField("Cache-Control") == nil
+            && request.headerField("Pragma")?.lowercased().contains("no-cache") == true
         let now = now()
         if !requestDirectives.has("no-cache"), !pragmaNoCache,
             entry.isFresh(at: now, shared: isShared, requestDirectives: requestDirectives)
@@ -224,7 +224,7 @@ public final class HTTPCache: Sendable {
         guard Self.storableStatuses.contains(response.statusCode) else { return false }
         let directives = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
         if directives.has("no-store")
-            || CacheControl(request.value(forHTTPHeaderField: "Cache-Control")).has("no-store")
+            || CacheControl(request.headerField("Cache-Control")).has("no-store")
         {
             return false
         }
@@ -235,7 +235,7 @@ public final class HTTPCache: Sendable {
         }
         if isShared {
             if directives.has("private") { return false }
-            if request.value(forHTTPHeaderField: "Authorization") != nil,
+            if request.headerField("Authorization") != nil,
                 !(directives.has("public") || directives.has("s-maxage") || directives.has("must-revalidate"))
             {
                 return false
@@ -525,7 +525,7 @@ struct CachedExchange: Codable, Sendable {
         for name in (vary ?? "").split(separator: ",") {
             let name = name.trimmingCharacters(in: .whitespaces).lowercased()
             guard !name.isEmpty else { continue }
-            values[name] = .some(request.value(forHTTPHeaderField: name))
+            values[name] = .some(request.headerField(name))
         }
         return values
     }
@@ -564,7 +564,7 @@ struct CachedExchange: Codable, Sendable {
 
     /// Whether `request` asks for the same values of the `Vary` headers.
     func matches(_ request: URLRequest) -> Bool {
-        varyValues.allSatisfy { name, value in request.value(forHTTPHeaderField: name) == value }
+        varyValues.allSatisfy { name, value in request.headerField(name) == value }
     }
 
     /// Whether the entry may answer a request with `requestDirectives` at `now` without

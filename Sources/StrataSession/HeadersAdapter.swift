@@ -61,7 +61,7 @@ public struct HeadersAdapter: RequestAdapter {
             let name = field.name.lowercased()
             if let place = places[name] {
                 fields[place].1 = (fields[place].1 ?? "") + "," + field.value
-            } else if replacingExisting || request.value(forHTTPHeaderField: field.name) == nil {
+            } else if replacingExisting || request.headerField(field.name) == nil {
                 places[name] = fields.count
                 fields.append((field.name, field.value))
             }

@@ -827,9 +827,9 @@ extension URLRequest {
     /// pipeline frames every attempt; Strata's transports frame again a request handed to them
     /// directly.
     public func framedByItsBody() -> URLRequest {
-        let length = value(forHTTPHeaderField: "Content-Length")
-        let coding = value(forHTTPHeaderField: "Transfer-Encoding")
-        let offered = value(forHTTPHeaderField: "TE")
+        let length = headerField("Content-Length")
+        let coding = headerField("Transfer-Encoding")
+        let offered = headerField("TE")
         guard length != nil || coding != nil || offered != nil else { return self }
         let trailers = offered.flatMap(Self.trailersOnly)
         let framed: String? =

@@ -67,4 +67,13 @@ import Testing
         request.setHeaderField("X-{A}", "2")
         #expect(request.allHTTPHeaderFields == ["X-[a]": "1", "X-{A}": "2"])
     }
+
+    @Test func aFieldIsReadInAnyCaseAsValueForHTTPHeaderFieldReadsIt() {
+        let request = request(["content-TYPE": "text/plain", "X-[a]": "1", "TE": "trailers"])
+        for name in ["Content-Type", "content-type", "X-[A]", "x-{a}", "te", "Accept", "Content-Typ"] {
+            #expect(request.headerField(name) == request.value(forHTTPHeaderField: name), "\(name)")
+        }
+        #expect(request.headerField("CONTENT-type") == "text/plain")
+        #expect(self.request([:]).headerField("Accept") == nil)
+    }
 }

@@ -6,6 +6,7 @@
 //   StackInstructions strata 1000
 //   StackInstructions post-request 1000     # a JSON POST endpoint's URLRequest, built
 //   StackInstructions headers-adapter 1000  # a HeadersAdapter writing two fields
+//   StackInstructions framing 1000          # an attempt's framing, read from its fields
 //
 // Each side runs as the wall-clock benchmark runs it: the Strata side awaits the data transfer
 // service's async method, request after request, in one task. The in-memory session answers at
@@ -26,8 +27,8 @@ let arguments = CommandLine.arguments.dropFirst()
 let side = arguments.first ?? "strata"
 let count = Int(arguments.dropFirst().first ?? "") ?? 1_000
 
-guard ["baseline", "strata", "post-request", "headers-adapter"].contains(side) else {
-    print("usage: StackInstructions baseline|strata|post-request|headers-adapter [count]")
+guard ["baseline", "strata", "post-request", "headers-adapter", "framing"].contains(side) else {
+    print("usage: StackInstructions baseline|strata|post-request|headers-adapter|framing [count]")
     exit(2)
 }
 
@@ -37,7 +38,7 @@ struct NewItem: Encodable, Sendable {
     let count: Int
 }
 
-// What a request's fields cost to write, on their own: an encoding's `Content-Type`, an adapter's
+// What a request's fields cost to read and write, on their own: an encoding's `Content-Type`, an adapter's
 // fields (on Linux, FoundationNetworking's `setValue(_:forHTTPHeaderField:)` copies every field and
 // capitalizes the name on each call).
 switch side {
@@ -57,6 +58,15 @@ case "headers-adapter":
     nonisolated(unsafe) var fields = 0
     for _ in 0..<count {
         adapter.adapt(request) { result in fields &+= (try? result.get())?.allHTTPHeaderFields?.count ?? 0 }
+    }
+    print(fields)
+    exit(0)
+case "framing":
+    // The pipeline frames every attempt, and a transport a request handed to it directly.
+    let request = try StackOverhead.endpoint.urlRequest(with: StackOverhead.configuration)
+    var fields = 0
+    for _ in 0..<count {
+        fields &+= request.framedByItsBody().allHTTPHeaderFields?.count ?? 0
     }
     print(fields)
     exit(0)
