@@ -125,10 +125,11 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
     /// Linear in the number of fields of both.
     public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
         guard !other.isEmpty, !isEmpty else { return other.isEmpty ? self : other }
-        let replaced = Set(other.fields.map { $0.name.lowercased() })
-        var merged = HTTPHeaders(fields.filter { !replaced.contains($0.name.lowercased()) })
-        merged.fields.append(contentsOf: other.fields)
-        return merged
+        guard other.count > Self.scannedCount else {
+            return HTTPHeaders(fields.filter { !other.contains(name: $0.name) } + other.fields)
+        }
+        let replaced = Set(other.fields.map { FieldName($0.name) })
+        return HTTPHeaders(fields.filter { !replaced.contains(FieldName($0.name)) } + other.fields)
     }
 
     /// The fields as a dictionary, as `URLRequest` takes them. Repeated names are joined with `", "`
@@ -137,23 +138,36 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
     /// Linear in the number of fields, however many names repeat: a response's fields come from the
     /// server.
     public var dictionary: [String: String] {
-        var joined: [(name: String, value: String)] = []
-        var positions: [String: Int] = [:]
-        for field in fields {
-            let key = field.name.lowercased()
-            if let position = positions[key] {
-                joined[position].value += ", " + field.value
+        var result = [String: String](minimumCapacity: fields.count)
+        for (index, first) in firstOccurrences.enumerated() {
+            if first == index {
+                result[fields[index].name] = fields[index].value
             } else {
-                positions[key] = joined.count
-                joined.append((field.name, field.value))
+                result[fields[first].name, default: ""] += ", " + fields[index].value
             }
         }
-        var result: [String: String] = [:]
-        result.reserveCapacity(joined.count)
-        for (name, value) in joined {
-            result[name] = value
-        }
         return result
+    }
+
+    /// Up to this many fields (a request's, as a rule) are matched by name with a scan, which
+    /// beats hashing each name; beyond, through a table, so that the work stays linear however many
+    /// fields a server sends.
+    private static let scannedCount = 16
+
+    /// For each field, the position of the first field with its name, in any case.
+    private var firstOccurrences: [Int] {
+        guard fields.count > Self.scannedCount else {
+            return fields.indices.map { index in
+                fields[..<index].firstIndex { $0.name.caseInsensitiveEquals(fields[index].name) } ?? index
+            }
+        }
+        var firsts = [FieldName: Int](minimumCapacity: fields.count)
+        return fields.indices.map { index in
+            let name = FieldName(fields[index].name)
+            if let first = firsts[name] { return first }
+            firsts[name] = index
+            return index
+        }
     }
 
     /// The position of the first field.
@@ -179,8 +193,35 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
     public func hash(into hasher: inout Hasher) {
         hasher.combine(fields.count)
         for field in fields {
-            hasher.combine(field.name.lowercased())
+            hasher.combine(FieldName(field.name))
             hasher.combine(field.value)
+        }
+    }
+}
+
+/// A field name as a key that ignores case: hashed and compared by its bytes with ASCII letters
+/// folded, where `lowercased()` would make a string of each (a few thousand instructions a name).
+private struct FieldName: Hashable {
+    let name: String
+
+    init(_ name: String) {
+        self.name = name
+    }
+
+    static func == (lhs: FieldName, rhs: FieldName) -> Bool {
+        lhs.name.caseInsensitiveEquals(rhs.name)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var name = name
+        name.withUTF8 { bytes in
+            // Folded on the stack and hashed at once: a byte at a time costs the hasher a round each.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { folded in
+                for index in bytes.indices {
+                    folded[index] = String.asciiLowercase(bytes[index])
+                }
+                hasher.combine(bytes: UnsafeRawBufferPointer(folded))
+            }
         }
     }
 }
@@ -209,7 +250,7 @@ extension String {
         utf8.lexicographicallyPrecedes(other.utf8) { Self.asciiLowercase($0) < Self.asciiLowercase($1) }
     }
 
-    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+    fileprivate static func asciiLowercase(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
     }
 }

@@ -87,6 +87,35 @@ import Testing
         #expect(dictionary["X-FIELD-7"] == nil)
     }
 
+    /// A few fields are matched by a scan, many through a table: both as the rule written plainly
+    /// says, on either side of the switch.
+    @Test(arguments: [1, 2, 5, 15, 16, 17, 18, 40])
+    func dictionaryAndMergingAgreeWithTheRuleWrittenPlainlyForAnyCount(count: Int) {
+        let spellings = ["x-name-", "X-Name-", "X-NAME-"]
+        let fields = (0..<count).map { index in
+            // Names repeat, in another case each time.
+            HTTPHeader(name: spellings[index % 3] + "\(index % max(1, count / 3))", value: "v\(index)")
+        }
+        let headers = HTTPHeaders(fields)
+        var expected: [String: String] = [:]
+        var firstSpelling: [String: String] = [:]
+        for field in fields {
+            if let first = firstSpelling[field.name.lowercased()] {
+                expected[first, default: ""] += ", " + field.value
+            } else {
+                firstSpelling[field.name.lowercased()] = field.name
+                expected[field.name] = field.value
+            }
+        }
+        #expect(headers.dictionary == expected)
+
+        let base = HTTPHeaders((0..<count).map { HTTPHeader(name: "X-Name-\($0)", value: "base") })
+        let merged = base.merging(headers)
+        let replaced = Set(fields.map { $0.name.lowercased() })
+        let expectedFields = base.filter { !replaced.contains($0.name.lowercased()) } + fields
+        #expect(Array(merged) == expectedFields)
+    }
+
     @Test func dictionaryInitializerSortsByNameForReproducibleRequests() {
         let headers = HTTPHeaders(["b": "2", "A": "1", "c": "3"])
         #expect(headers.map(\.name) == ["A", "b", "c"])

@@ -4,6 +4,7 @@
 //
 //   StackInstructions baseline 1000
 //   StackInstructions strata 1000
+//   StackInstructions get-request 1000      # the stack's GET endpoint's URLRequest, built
 //   StackInstructions post-request 1000     # a JSON POST endpoint's URLRequest, built
 //   StackInstructions headers-adapter 1000  # a HeadersAdapter writing two fields
 //   StackInstructions framing 1000          # an attempt's framing, read from its fields
@@ -27,8 +28,8 @@ let arguments = CommandLine.arguments.dropFirst()
 let side = arguments.first ?? "strata"
 let count = Int(arguments.dropFirst().first ?? "") ?? 1_000
 
-guard ["baseline", "strata", "post-request", "headers-adapter", "framing"].contains(side) else {
-    print("usage: StackInstructions baseline|strata|post-request|headers-adapter|framing [count]")
+guard ["baseline", "strata", "get-request", "post-request", "headers-adapter", "framing"].contains(side) else {
+    print("usage: StackInstructions baseline|strata|get-request|post-request|headers-adapter|framing [count]")
     exit(2)
 }
 
@@ -42,6 +43,15 @@ struct NewItem: Encodable, Sendable {
 // fields (on Linux, FoundationNetworking's `setValue(_:forHTTPHeaderField:)` copies every field and
 // capitalizes the name on each call).
 switch side {
+case "get-request":
+    // Three fields (two shared, one the endpoint's) and a query.
+    var fields = 0
+    for _ in 0..<count {
+        fields &+=
+            (try? StackOverhead.endpoint.urlRequest(with: StackOverhead.configuration))?.allHTTPHeaderFields?.count ?? 0
+    }
+    print(fields)
+    exit(0)
 case "post-request":
     var fields = 0
     for index in 0..<count {
