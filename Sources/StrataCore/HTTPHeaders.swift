@@ -152,7 +152,7 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
     /// Up to this many fields (a request's, as a rule) are matched by name with a scan, which
     /// beats hashing each name; beyond, through a table, so that the work stays linear however many
     /// fields a server sends.
-    private static let scannedCount = 16
+    fileprivate static let scannedCount = 16
 
     /// For each field, the position of the first field with its name, in any case.
     private var firstOccurrences: [Int] {
@@ -278,17 +278,27 @@ extension URLRequest {
 
     /// ``setHeaderField(_:_:keepingExisting:)`` for each of `fields` in order, written to the
     /// request at once.
+    ///
+    /// Linear in the fields of both: the request's names are matched by a scan while they are few,
+    /// through a table once they are many.
     public mutating func setHeaderFields(_ fields: some Sequence<(String, String?)>, keepingExisting: Bool = false) {
         var all = allHTTPHeaderFields ?? [:]
+        var names: [FieldName: String]?
         var changed = false
         for (name, value) in fields {
-            if let existing = all.keys.first(where: { $0.caseInsensitiveEquals(name) }) {
+            if names == nil, all.count > HTTPHeaders.scannedCount {
+                names = Dictionary(all.keys.map { (FieldName($0), $0) }, uniquingKeysWith: { first, _ in first })
+            }
+            let existing = names.map { $0[FieldName(name)] } ?? all.keys.first { $0.caseInsensitiveEquals(name) }
+            if let existing {
                 if keepingExisting || (existing == name && all[existing] == value) { continue }
                 all[existing] = nil
+                names?[FieldName(existing)] = nil
                 changed = true
             }
             if let value {
                 all[name] = value
+                names?[FieldName(name)] = name
                 changed = true
             }
         }

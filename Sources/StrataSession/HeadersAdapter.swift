@@ -61,13 +61,13 @@ public struct HeadersAdapter: RequestAdapter {
             let name = field.name.lowercased()
             if let place = places[name] {
                 fields[place].1 = (fields[place].1 ?? "") + "," + field.value
-            } else if replacingExisting || request.headerField(field.name) == nil {
+            } else {
                 places[name] = fields.count
                 fields.append((field.name, field.value))
             }
         }
         var adapted = request
-        adapted.setHeaderFields(fields)
+        adapted.setHeaderFields(fields, keepingExisting: !replacingExisting)
         completion(.success(adapted))
     }
 }

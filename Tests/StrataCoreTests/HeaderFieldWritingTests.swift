@@ -76,4 +76,22 @@ import Testing
         #expect(request.headerField("CONTENT-type") == "text/plain")
         #expect(self.request([:]).headerField("Accept") == nil)
     }
+
+    /// A request of many fields — a caller's, or a server's `Vary` — is written in linear time: a
+    /// scan for each of 100,000 names over 100,000 fields would take minutes.
+    @Test(.timeLimit(.minutes(1)))
+    func manyFieldsOntoARequestOfManyAreMatchedThroughATable() {
+        let count = 100_000
+        var request = request(Dictionary(uniqueKeysWithValues: (0..<count).map { ("x-field-\($0)", "old") }))
+        let written: [(String, String?)] = (0..<count).map { ("X-FIELD-\($0)", $0.isMultiple(of: 2) ? "new" : nil) }
+        request.setHeaderFields(written)
+        let fields = request.allHTTPHeaderFields ?? [:]
+        #expect(fields.count == count / 2)
+        #expect(fields["X-FIELD-42"] == "new")
+        #expect(fields["x-field-42"] == nil && fields["X-FIELD-43"] == nil && fields["x-field-43"] == nil)
+        let more: [(String, String?)] = [("x-field-42", "kept"), ("X-New", "added")]
+        request.setHeaderFields(more, keepingExisting: true)
+        #expect(request.headerField("x-field-42") == "new")
+        #expect(request.headerField("x-new") == "added")
+    }
 }
