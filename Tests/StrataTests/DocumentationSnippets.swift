@@ -122,7 +122,7 @@ struct CSVEncoding: ParameterEncoding {
         var request = request
         let line = parameters.keys.sorted().map { "\($0)=\(parameters[$0]?.description ?? "")" }
         request.httpBody = Data(line.joined(separator: ",").utf8)
-        request.setValue("text/csv", forHTTPHeaderField: "Content-Type")
+        request.setHeaderField("Content-Type", "text/csv")
         return request
     }
 }

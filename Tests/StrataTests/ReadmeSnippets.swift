@@ -40,7 +40,7 @@ struct APIKeyAdapter: RequestAdapter {
 
     func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
         var request = request
-        request.setValue(key, forHTTPHeaderField: "X-API-Key")
+        request.setHeaderField("X-API-Key", key)
         completion(.success(request))
     }
 }
@@ -62,7 +62,7 @@ struct TokenAuthenticator: Authenticator {
     let refreshToken: @Sendable (String, @escaping @Sendable (Result<Token, any Error>) -> Void) -> Void
 
     func apply(_ credential: Token, to request: inout URLRequest) {
-        request.setValue("Bearer \(credential.access)", forHTTPHeaderField: "Authorization")
+        request.setHeaderField("Authorization", "Bearer \(credential.access)")
     }
 
     func refresh(_ credential: Token, completion: @escaping @Sendable (Result<Token, any Error>) -> Void) {
