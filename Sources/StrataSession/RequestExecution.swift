@@ -816,7 +816,10 @@ extension URLRequest {
     /// The request with the fields that frame its body as the body itself says, whatever a caller
     /// or an adapter set (RFC 9112 §6): a `Transfer-Encoding` is the transport's to choose and is
     /// taken out; a `Content-Length` becomes the length of a body in memory or in a file, stays
-    /// on a stream's only when it is one length in digits, and goes from a request without a body.
+    /// on a stream's only when it is one length in digits, not zero, and goes from a request
+    /// without a body. A stream announced as empty goes as it is, with no length: whether it holds
+    /// anything is known only by reading it, and AsyncHTTPClient would read none of it and send an
+    /// empty body, where `URLSession` sends the stream whole.
     /// A `TE` field keeps only `trailers`: no transport decodes another transfer coding of the
     /// response, and HTTP/2 forbids any other (RFC 9113 §8.2.2).
     ///
@@ -837,7 +840,9 @@ extension URLRequest {
                 String(body.count)
             } else if let file = httpBodyStream as? FileBodyStream {
                 String(file.length)
-            } else if httpBodyStream != nil, let length, !length.contains(","), HTTPGrammar.isOneLength(length) {
+            } else if httpBodyStream != nil, let length, !length.contains(","), HTTPGrammar.isOneLength(length),
+                length.utf8.contains(where: { $0 != UInt8(ascii: "0") })
+            {
                 length
             } else {
                 nil

@@ -10,7 +10,7 @@ import Testing
 
 /// Every attempt reaches its transport framed by its body, whatever `Content-Length` and
 /// `Transfer-Encoding` the caller or an adapter set: the length of a body in memory or in a file,
-/// a stream's own length only when it is one, and none for a request without a body. A body's
+/// a stream's own length only when it is one and not zero, and none for a request without a body. A body's
 /// file that changed size since the request was made is not sent.
 @Suite struct MessageFramingTests {
     private let url = URL(string: "https://api.strata.test/upload") ?? URL(fileURLWithPath: "/")
@@ -56,6 +56,7 @@ import Testing
     @Test(arguments: [
         (["Content-Length": "100"], "100"), (["Content-Length": "abc"], nil), (["Content-Length": "1, 1"], nil),
         (["Content-Length": ""], nil), (["Content-Length": "100", "Transfer-Encoding": "chunked"], "100"),
+        (["Content-Length": "0"], nil), (["Content-Length": "000"], nil), (["Content-Length": "0100"], "0100"),
     ])
     func aStreamKeepsItsLengthOnlyWhenItIsOne(fields: [String: String], length: String?) async throws {
         #expect(try await framing(of: .stream, fields: fields) == [length, nil])

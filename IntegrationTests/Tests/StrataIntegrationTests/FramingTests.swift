@@ -82,6 +82,23 @@ import Testing
         }
     }
 
+    /// A stream announced as empty goes whole, with no length: AsyncHTTPClient, given the length,
+    /// read nothing of the stream and sent an empty body, and the server answered `200` to an
+    /// upload it never got, where `URLSession` sent the stream whole.
+    @Test(arguments: ["0", "000"])
+    func aStreamAnnouncedAsEmptyIsSentWhole(length: String) async throws {
+        let body = Data(TestReply.generatedBody(size: 300_000))
+        try await Harness.with(timeout: 5, adapters: [Self.framing]) { harness in
+            let echo = try await harness.transfer.request(
+                Endpoint<EchoReply>(
+                    path: "echo", method: .put, headerParameters: ["X-Set-Length": length, "X-As-Stream": "1"],
+                    bodyEncoding: UploadEncoding.data(body)))
+            #expect(Data(base64Encoded: echo.bodyBase64) == body)
+            #expect(echo.headers["content-length"] == nil)
+            #expect(echo.headers["transfer-encoding"] == "chunked")
+        }
+    }
+
     /// Handed straight to the transport, not through a session manager, a request is framed by its
     /// body as the pipeline frames it: a `Content-Length` of 10 on a body of 100 bytes would leave
     /// 90 bytes on the connection for the server to read as the next request, one of -5 on a
