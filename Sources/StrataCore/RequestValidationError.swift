@@ -34,6 +34,11 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     /// changed since the request was made, so its `Content-Length` would no longer tell where the
     /// body ends. `reason` says which.
     case unusableBodyFile(path: String, reason: String)
+    /// The body stream held more or fewer bytes than the `Content-Length` it was sent with
+    /// (`announced`); the exchange ended before the body was complete. A stream keeps the length
+    /// a request announces for it, where the transport can send one (over `URLSession` on Linux
+    /// every stream goes chunked): announce none for a stream whose length is not known.
+    case bodyStreamLengthMismatch(announced: Int64)
 
     /// A sentence saying what is wrong; text is shown escaped, so a control character cannot
     /// break a log line either.
@@ -67,6 +72,10 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
             // The reason may quote the path (the file system's own words): escaped as the path is.
             return "The body's file \(Self.shown(path, limit: 200)) cannot be uploaded: "
                 + "\(Self.shown(reason, limit: 300).dropFirst().dropLast()); the request was not sent."
+        case .bodyStreamLengthMismatch(let announced):
+            return "The body stream held more or fewer bytes than the \(announced) its Content-Length announced; "
+                + "the exchange ended before the body was complete. Announce no length for a stream of "
+                + "unknown length: it is sent chunked."
         }
     }
 

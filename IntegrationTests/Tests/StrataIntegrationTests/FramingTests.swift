@@ -85,6 +85,40 @@ import Testing
         }
     }
 
+    /// A stream that holds more or fewer bytes than the length announced for it: over
+    /// AsyncHTTPClient, which sends the length, the request fails as the caller's, not as a lost
+    /// connection (`URLError(.networkConnectionLost)` before); over `URLSession` on Linux, which
+    /// chunks every stream, the stream goes whole. The next request goes out unharmed either way.
+    @Test(arguments: [10, 400_000] as [Int64])
+    func aStreamThatIsNotTheLengthItAnnouncesFailsAsTheRequestsFault(announced: Int64) async throws {
+        let body = Data(TestReply.generatedBody(size: 300_000))
+        try await Harness.with(timeout: 5, adapters: [Self.framing]) { harness in
+            let result: Result<EchoReply, DataTransferError>
+            do throws(DataTransferError) {
+                result = .success(
+                    try await harness.transfer.request(
+                        Endpoint<EchoReply>(
+                            path: "echo", method: .put,
+                            headerParameters: ["X-Set-Length": "\(announced)", "X-As-Stream": "1"],
+                            bodyEncoding: UploadEncoding.data(body))))
+            } catch {
+                result = .failure(error)
+            }
+            switch (TestTransport.current, result) {
+            case (.urlSession, .success(let echo)):
+                #expect(Data(base64Encoded: echo.bodyBase64) == body)
+                #expect(echo.headers["transfer-encoding"] == "chunked" && echo.headers["content-length"] == nil)
+            case (.asyncHTTPClient, .failure(.networkFailure(.invalidRequest(let error)))):
+                #expect(error == .bodyStreamLengthMismatch(announced: announced))
+                #expect(error.description.contains("than the \(announced) its Content-Length announced"))
+            default:
+                Issue.record("over \(TestTransport.current): \(result)")
+            }
+            let next = try await harness.transfer.request(Endpoint<EchoReply>(path: "echo"))
+            #expect(next.method == "GET" && next.bodySize == 0)
+        }
+    }
+
     /// Handed straight to the transport, not through a session manager, a request is framed by its
     /// body as the pipeline frames it: a `Content-Length` of 10 on a body of 100 bytes would leave
     /// 90 bytes on the connection for the server to read as the next request, one of -5 on a

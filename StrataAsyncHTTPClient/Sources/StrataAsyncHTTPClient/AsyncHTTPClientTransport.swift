@@ -265,7 +265,8 @@ public final class AsyncHTTPClientTransport: Transport {
         }
     }
 
-    /// The request as AsyncHTTPClient takes it, its body's length (`-1` when unknown), and whether
+    /// The request as AsyncHTTPClient takes it, its body's length (a stream's as announced, `-1`
+    /// when unknown), and whether
     /// it names the content codings it accepts itself (`Accept-Encoding`).
     private func makeRequest(_ urlRequest: URLRequest) throws -> (HTTPClient.Request, Int64, namesCodings: Bool) {
         guard let url = urlRequest.url else { throw RequestValidationError.missingURL }
@@ -304,8 +305,11 @@ public final class AsyncHTTPClientTransport: Transport {
             body = BodyStreaming.file(file)
             length = Int64(clamping: file.length)
         } else if let stream = urlRequest.httpBodyStream {
-            body = BodyStreaming.stream(stream, length: headers.first(name: "Content-Length").flatMap { Int64($0) })
-            length = -1
+            // The length the request announces for it (the framing kept it only if it is one), or
+            // none: then it goes chunked.
+            let announced = headers.first(name: "Content-Length").flatMap { Int64($0) }
+            body = BodyStreaming.stream(stream, length: announced)
+            length = announced ?? -1
         } else {
             body = nil
             length = 0

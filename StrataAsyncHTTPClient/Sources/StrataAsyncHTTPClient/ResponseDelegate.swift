@@ -304,8 +304,14 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         switch result {
         case .success:
             relay.end(nil)
+        case .failure where answeredEarly:
+            relay.end(nil)
+        case .failure(let error as HTTPClientError) where error == .bodyLengthMismatch && uploadLength >= 0:
+            // A stream of the caller's that did not hold the length announced for it: the request's
+            // fault, not the network's (a body in memory or in a file is framed by its own length).
+            relay.end(RequestValidationError.bodyStreamLengthMismatch(announced: uploadLength))
         case .failure(let error):
-            relay.end(answeredEarly ? nil : AsyncHTTPClientTransport.transportError(error, url: url))
+            relay.end(AsyncHTTPClientTransport.transportError(error, url: url))
         }
     }
 
