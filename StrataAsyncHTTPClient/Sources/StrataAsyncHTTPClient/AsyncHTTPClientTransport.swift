@@ -266,8 +266,7 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// The request as AsyncHTTPClient takes it, its body's length (a stream's as announced, `-1`
-    /// when unknown), and whether
-    /// it names the content codings it accepts itself (`Accept-Encoding`).
+    /// when unknown), and whether it names the content codings it accepts itself (`Accept-Encoding`).
     private func makeRequest(_ urlRequest: URLRequest) throws -> (HTTPClient.Request, Int64, namesCodings: Bool) {
         guard let url = urlRequest.url else { throw RequestValidationError.missingURL }
         // SwiftNIO traps on a field name that is not ASCII and writes a method (and a stream's
