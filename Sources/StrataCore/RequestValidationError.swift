@@ -39,6 +39,10 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     /// a request announces for it, where the transport can send one (over `URLSession` on Linux
     /// every stream goes chunked): announce none for a stream whose length is not known.
     case bodyStreamLengthMismatch(announced: Int64)
+    /// The body stream failed as it was read: it could not be opened (a file that is not there),
+    /// or a read returned an error. The body was cut short, so whatever the server answered is
+    /// not the answer to the request: the outcome is this error.
+    case unreadableBodyStream
 
     /// A sentence saying what is wrong; text is shown escaped, so a control character cannot
     /// break a log line either.
@@ -76,6 +80,9 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
             return "The body stream held more or fewer bytes than the \(announced) its Content-Length announced; "
                 + "the exchange ended before the body was complete. Announce no length for a stream of "
                 + "unknown length: it is sent chunked."
+        case .unreadableBodyStream:
+            return "The body stream could not be read (it failed to open, or a read failed), so the body was "
+                + "cut short; the request failed."
         }
     }
 

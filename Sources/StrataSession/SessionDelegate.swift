@@ -61,6 +61,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// Where the response's cookies are kept, and the request they answer; `nil` where the
         /// loading system keeps them.
         let cookies: (jar: CookieJar, request: URLRequest)?
+        /// Whether the request's body stream, if it is one of the caller's, failed: that fails the task.
+        let bodyStreamFailed: Locked<Bool>?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -76,10 +78,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     /// progress handler.
     func register(
         _ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?, fileProgress: ProgressHandler?,
-        cookies: (jar: CookieJar, request: URLRequest)? = nil
+        cookies: (jar: CookieJar, request: URLRequest)? = nil, bodyStreamFailed: Locked<Bool>? = nil
     ) {
         let record = Record(
-            relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress, cookies: cookies)
+            relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress, cookies: cookies,
+            bodyStreamFailed: bodyStreamFailed)
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -162,6 +165,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         let relay = record.relay
         if let trustError = record.trustError {
             return relay.end(trustError)
+        }
+        // A body cut short by its stream: whatever came back answers another request than the one made.
+        if record.bodyStreamFailed?.withLock({ $0 }) == true {
+            record.downloaded?.discard()
+            return relay.end(RequestValidationError.unreadableBodyStream)
         }
         if let fileError = record.fileError, error == nil {
             return relay.end(fileError)

@@ -119,11 +119,15 @@ public final class URLSessionTransport: Transport {
             request.setHeaderField("Cookie", field)
         }
         let task: URLSessionTask
-        if request.httpBodyStream != nil, !(request.httpBodyStream is FileBodyStream) {
+        var checkedStream: CheckedBodyStream?
+        if let stream = request.httpBodyStream, !(stream is FileBodyStream) {
             // FoundationNetworking sends every stream chunked, and a `Content-Length` of the
             // request's beside it: a message framed twice, which a server and a proxy may each
             // read their own way (RFC 9112 §6.1).
             request.setHeaderField("Content-Length", nil)
+            // And a stream that fails goes as an empty or a cut body, answered as a success.
+            checkedStream = CheckedBodyStream(stream)
+            request.httpBodyStream = checkedStream
         }
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
@@ -158,7 +162,7 @@ public final class URLSessionTransport: Transport {
         delegate.register(
             task, relay: relay, uploadProgress: attempt.uploadProgress,
             fileProgress: attempt.bodyIsBoundForFile ? attempt.fileProgress : nil,
-            cookies: cookies.map { ($0, request) })
+            cookies: cookies.map { ($0, request) }, bodyStreamFailed: checkedStream?.failed)
         task.resume()
         if task is URLSessionDownloadTask {
             delegate.watchLoadingFile(of: task)

@@ -224,3 +224,70 @@ import Testing
         }
     }
 }
+
+/// A body stream that hands out `good` bytes and then fails, as a source that breaks mid-read.
+private final class FailingStream: InputStream {
+    private let good: Int
+    private let lock = NSLock()
+    private var sent = 0
+    private var status = Stream.Status.notOpen
+
+    init(failingAfter good: Int) {
+        self.good = good
+        super.init(data: Data())
+    }
+
+    override func open() { lock.withLock { status = .open } }
+    override func close() { lock.withLock { status = .closed } }
+    override var hasBytesAvailable: Bool { lock.withLock { status == .open } }
+    override var streamStatus: Stream.Status { lock.withLock { status } }
+    override func getBuffer(
+        _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>
+    ) -> Bool { false }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        let count = lock.withLock {
+            let count = min(len, good - sent)
+            sent += count
+            if count == 0 { status = .error }
+            return count
+        }
+        guard count > 0 else { return -1 }
+        buffer.update(repeating: UInt8(ascii: "x"), count: count)
+        return count
+    }
+}
+
+extension FramingTests {
+    /// A body stream that cannot be opened (a file that is not there) or that fails mid-read fails
+    /// the request as the request's fault, over either transport, and the next request on the
+    /// connection goes out unharmed. Over `URLSession` the unopened stream went as an empty body
+    /// and came back a success; over AsyncHTTPClient it failed as a response body that could not
+    /// be decoded (`URLError(.cannotDecodeRawData)`).
+    @Test(arguments: ["unopened", "failing mid-read"])
+    func aBodyStreamThatCannotBeReadFailsTheRequest(kind: String) async throws {
+        let broken = Changing { request in
+            request.setHeaderField("Content-Length", nil)  // the length of the body the stream replaces
+            request.httpBodyStream =
+                kind == "unopened"
+                ? InputStream(url: URL(fileURLWithPath: "/nonexistent/strata-body"))
+                : FailingStream(failingAfter: 70_000)
+        }
+        try await Harness.with(timeout: 5, adapters: [broken]) { harness in
+            let started = ContinuousClock.now
+            let error = await failure { () async throws(DataTransferError) in
+                try await harness.transfer.request(
+                    Endpoint<EchoReply>(path: "echo", method: .put, bodyEncoding: UploadEncoding.data(Data("x".utf8))))
+            }
+            guard case .networkFailure(.invalidRequest(.unreadableBodyStream))? = error else {
+                Issue.record("over \(TestTransport.current): \(String(describing: error))")
+                return
+            }
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+        try await Harness.with(timeout: 5) { harness in
+            let next = try await harness.transfer.request(Endpoint<EchoReply>(path: "echo"))
+            #expect(next.method == "GET")
+        }
+    }
+}

@@ -46,7 +46,7 @@ enum BodyStreaming {
                 if stream.streamStatus == .notOpen { stream.open() }
                 var chunk = [UInt8](repeating: 0, count: chunkSize)
                 let count = stream.read(&chunk, maxLength: chunkSize)
-                guard count >= 0 else { throw URLError(.cannotDecodeRawData) }
+                guard count >= 0 else { throw RequestValidationError.unreadableBodyStream }
                 return Data(chunk[..<count])
             }.always { _ in stream.value.close() }
         }
