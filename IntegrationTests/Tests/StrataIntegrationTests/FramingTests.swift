@@ -291,3 +291,68 @@ extension FramingTests {
         }
     }
 }
+
+/// A body stream whose reads wait until `released` is signalled (or ten seconds), as a producer
+/// with nothing to give yet; then it ends.
+private final class WaitingStream: InputStream {
+    private let released: DispatchSemaphore
+    private let lock = NSLock()
+    private var status = Stream.Status.notOpen
+
+    init(released: DispatchSemaphore) {
+        self.released = released
+        super.init(data: Data())
+    }
+
+    override func open() { lock.withLock { status = .open } }
+    override func close() { lock.withLock { status = .closed } }
+    override var hasBytesAvailable: Bool { lock.withLock { status == .open } }
+    override var streamStatus: Stream.Status { lock.withLock { status } }
+    override func getBuffer(
+        _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>
+    ) -> Bool { false }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        if released.wait(timeout: .now() + 10) == .success { released.signal() }
+        lock.withLock { status = .atEnd }
+        return 0
+    }
+}
+
+extension FramingTests {
+    /// Streams of the caller's that wait for their bytes hold up no other upload: over
+    /// AsyncHTTPClient they were read on SwiftNIO's thread pool (a thread per core), so two such
+    /// streams held every file upload of the process until they gave something. (Over `URLSession`
+    /// on Linux a stream is read on the session's one work queue, and every request of the session
+    /// waits for it: FoundationNetworking's, and said in the README.)
+    @Test(.enabled(if: TestTransport.current == .asyncHTTPClient))
+    func streamsThatWaitForTheirBytesHoldUpNoOtherUpload() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-framing-\(UUID().uuidString)")
+        try Data(TestReply.generatedBody(size: 100_000)).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let released = DispatchSemaphore(value: 0)
+        let waiting = Changing { request in
+            guard request.value(forHTTPHeaderField: "X-Waits") != nil else { return }
+            request.setHeaderField("Content-Length", nil)
+            request.httpBodyStream = WaitingStream(released: released)
+        }
+        try await Harness.with(timeout: 20, adapters: [waiting]) { harness in
+            let waits = (0..<4).map { _ in
+                Task {
+                    try? await harness.transfer.request(
+                        Endpoint<EchoReply>(
+                            path: "echo", method: .put, headerParameters: ["X-Waits": "1"],
+                            bodyEncoding: UploadEncoding.data(Data("x".utf8))))
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let started = ContinuousClock.now
+            let upload = try await harness.transfer.request(
+                Endpoint<EchoReply>(path: "echo", method: .put, bodyEncoding: UploadEncoding.file(file)))
+            #expect(upload.bodySize == 100_000)
+            #expect(ContinuousClock.now - started < .seconds(3))
+            released.signal()
+            for wait in waits { #expect(await wait.value?.bodySize == 0) }
+        }
+    }
+}

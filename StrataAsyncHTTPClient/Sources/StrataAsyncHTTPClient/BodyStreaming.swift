@@ -1,13 +1,14 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOPosix
 import StrataCore
 
-/// Request bodies streamed to AsyncHTTPClient a chunk at a time: each chunk is read on the NIO
-/// thread pool (never on an event loop) and the next only after the last was written, so a body of
-/// any size costs one chunk of memory.
+/// Request bodies streamed to AsyncHTTPClient a chunk at a time: each chunk is read off the event
+/// loops (a file's on SwiftNIO's thread pool, a caller's stream on a queue of its own) and the next
+/// only after the last was written, so a body of any size costs one chunk of memory.
 enum BodyStreaming {
     /// How much is read at a time.
     static let chunkSize = 256 * 1024
@@ -26,37 +27,54 @@ enum BodyStreaming {
                     throw URLError(.cannotOpenFile, userInfo: [NSURLErrorFailingURLErrorKey: url])
                 }
             }.flatMap { handle in
-                pump(to: writer, on: loop) { try handle.value.read(upToCount: chunkSize) ?? Data() }
-                    .always { _ in
-                        try? handle.value.close()
-                        withExtendedLifetime(body) {}
+                pump(to: writer, on: loop) {
+                    NIOThreadPool.singleton.runIfActive(eventLoop: loop) {
+                        try handle.value.read(upToCount: chunkSize) ?? Data()
                     }
+                }
+                .always { _ in
+                    try? handle.value.close()
+                    withExtendedLifetime(body) {}
+                }
             }
         }
     }
 
     /// A body read from a stream of the caller's, sent once (`Transfer-Encoding: chunked` unless the
     /// request's `Content-Length` says how long it is).
+    ///
+    /// Read on a queue of the stream's own, not on SwiftNIO's thread pool: the caller's stream may
+    /// wait for its bytes (a slow producer, a pipe), and a few such streams would hold every thread
+    /// of the pool, and so every file upload of the process, for as long as they wait.
     static func stream(_ stream: InputStream, length: Int64?) -> HTTPClient.Body {
         let stream = SendableBox(stream)
         return .stream(contentLength: length) { writer in
             let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton.any()
+            let queue = DispatchQueue(label: "Strata.AsyncHTTPClientTransport.bodyStream")
             return pump(to: writer, on: loop) {
-                let stream = stream.value
-                if stream.streamStatus == .notOpen { stream.open() }
-                var chunk = [UInt8](repeating: 0, count: chunkSize)
-                let count = stream.read(&chunk, maxLength: chunkSize)
-                guard count >= 0 else { throw RequestValidationError.unreadableBodyStream }
-                return Data(chunk[..<count])
-            }.always { _ in stream.value.close() }
+                let read = loop.makePromise(of: Data.self)
+                queue.async {
+                    read.completeWith(
+                        Result {
+                            let stream = stream.value
+                            if stream.streamStatus == .notOpen { stream.open() }
+                            var chunk = [UInt8](repeating: 0, count: chunkSize)
+                            let count = stream.read(&chunk, maxLength: chunkSize)
+                            guard count >= 0 else { throw RequestValidationError.unreadableBodyStream }
+                            return Data(chunk[..<count])
+                        })
+                }
+                return read.futureResult
+            }.always { _ in queue.async { stream.value.close() } }
         }
     }
 
-    /// Reads a chunk on the thread pool, writes it, and goes on until a read returns nothing.
+    /// Reads a chunk (`read`), writes it, and goes on until a read returns nothing.
     private static func pump(
-        to writer: HTTPClient.Body.StreamWriter, on loop: any EventLoop, read: @escaping @Sendable () throws -> Data
+        to writer: HTTPClient.Body.StreamWriter, on loop: any EventLoop,
+        read: @escaping @Sendable () -> EventLoopFuture<Data>
     ) -> EventLoopFuture<Void> {
-        NIOThreadPool.singleton.runIfActive(eventLoop: loop, read).flatMap { chunk in
+        read().flatMap { chunk in
             guard !chunk.isEmpty else { return loop.makeSucceededVoidFuture() }
             return writer.write(.byteBuffer(ByteBuffer(data: chunk))).flatMap {
                 pump(to: writer, on: loop, read: read)
