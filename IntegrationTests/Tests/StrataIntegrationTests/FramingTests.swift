@@ -225,16 +225,38 @@ import Testing
     }
 }
 
-/// A body stream that hands out `good` bytes and then fails, as a source that breaks mid-read.
-private final class FailingStream: InputStream {
-    private let good: Int
+/// A body stream of the caller's whose reads do as `next` says, given the most a read may take:
+/// hand out that many bytes (`x`), end (0) or fail (-1).
+private final class ScriptedStream: InputStream {
+    private let next: @Sendable (_ maxLength: Int) -> Int
     private let lock = NSLock()
-    private var sent = 0
     private var status = Stream.Status.notOpen
 
-    init(failingAfter good: Int) {
-        self.good = good
+    init(_ next: @escaping @Sendable (_ maxLength: Int) -> Int) {
+        self.next = next
         super.init(data: Data())
+    }
+
+    /// Hands out `good` bytes, then fails, as a source that breaks mid-read.
+    static func failing(after good: Int) -> ScriptedStream {
+        let sent = NSLock()
+        nonisolated(unsafe) var count = 0  // guarded by `sent`
+        return ScriptedStream { maxLength in
+            sent.withLock {
+                let next = min(maxLength, good - count)
+                count += next
+                return next > 0 ? next : -1
+            }
+        }
+    }
+
+    /// Waits until `released` is signalled (or ten seconds), as a producer with nothing to give
+    /// yet; then ends.
+    static func waiting(until released: DispatchSemaphore) -> ScriptedStream {
+        ScriptedStream { _ in
+            if released.wait(timeout: .now() + 10) == .success { released.signal() }
+            return 0
+        }
     }
 
     override func open() { lock.withLock { status = .open } }
@@ -246,14 +268,9 @@ private final class FailingStream: InputStream {
     ) -> Bool { false }
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
-        let count = lock.withLock {
-            let count = min(len, good - sent)
-            sent += count
-            if count == 0 { status = .error }
-            return count
-        }
-        guard count > 0 else { return -1 }
-        buffer.update(repeating: UInt8(ascii: "x"), count: count)
+        let count = next(len)
+        lock.withLock { status = count > 0 ? .open : count == 0 ? .atEnd : .error }
+        if count > 0 { buffer.update(repeating: UInt8(ascii: "x"), count: count) }
         return count
     }
 }
@@ -271,7 +288,7 @@ extension FramingTests {
             request.httpBodyStream =
                 kind == "unopened"
                 ? InputStream(url: URL(fileURLWithPath: "/nonexistent/strata-body"))
-                : FailingStream(failingAfter: 70_000)
+                : ScriptedStream.failing(after: 70_000)
         }
         try await Harness.with(timeout: 5, adapters: [broken]) { harness in
             let started = ContinuousClock.now
@@ -292,33 +309,6 @@ extension FramingTests {
     }
 }
 
-/// A body stream whose reads wait until `released` is signalled (or ten seconds), as a producer
-/// with nothing to give yet; then it ends.
-private final class WaitingStream: InputStream {
-    private let released: DispatchSemaphore
-    private let lock = NSLock()
-    private var status = Stream.Status.notOpen
-
-    init(released: DispatchSemaphore) {
-        self.released = released
-        super.init(data: Data())
-    }
-
-    override func open() { lock.withLock { status = .open } }
-    override func close() { lock.withLock { status = .closed } }
-    override var hasBytesAvailable: Bool { lock.withLock { status == .open } }
-    override var streamStatus: Stream.Status { lock.withLock { status } }
-    override func getBuffer(
-        _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>
-    ) -> Bool { false }
-
-    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
-        if released.wait(timeout: .now() + 10) == .success { released.signal() }
-        lock.withLock { status = .atEnd }
-        return 0
-    }
-}
-
 extension FramingTests {
     /// Streams of the caller's that wait for their bytes hold up no other upload: over
     /// AsyncHTTPClient they were read on SwiftNIO's thread pool (a thread per core), so two such
@@ -334,7 +324,7 @@ extension FramingTests {
         let waiting = Changing { request in
             guard request.value(forHTTPHeaderField: "X-Waits") != nil else { return }
             request.setHeaderField("Content-Length", nil)
-            request.httpBodyStream = WaitingStream(released: released)
+            request.httpBodyStream = ScriptedStream.waiting(until: released)
         }
         try await Harness.with(timeout: 20, adapters: [waiting]) { harness in
             let waits = (0..<4).map { _ in
