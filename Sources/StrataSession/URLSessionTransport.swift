@@ -119,15 +119,20 @@ public final class URLSessionTransport: Transport {
             request.setHeaderField("Cookie", field)
         }
         let task: URLSessionTask
-        var checkedStream: CheckedBodyStream?
+        var bodyStreamFailed: Locked<Bool>?
         if let stream = request.httpBodyStream, !(stream is FileBodyStream) {
             // FoundationNetworking sends every stream chunked, and a `Content-Length` of the
             // request's beside it: a message framed twice, which a server and a proxy may each
             // read their own way (RFC 9112 §6.1).
             request.setHeaderField("Content-Length", nil)
-            // And a stream that fails goes as an empty or a cut body, answered as a success.
-            checkedStream = CheckedBodyStream(stream)
-            request.httpBodyStream = checkedStream
+            #if canImport(FoundationNetworking)
+                // And a stream that fails as an empty or a cut body, answered as a success. (Not on
+                // Apple platforms, whose loading system reports a failed stream itself, and takes
+                // an `InputStream` subclass only with private CFStream methods of its own.)
+                let checked = CheckedBodyStream(stream)
+                request.httpBodyStream = checked
+                bodyStreamFailed = checked.failed
+            #endif
         }
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
@@ -162,7 +167,7 @@ public final class URLSessionTransport: Transport {
         delegate.register(
             task, relay: relay, uploadProgress: attempt.uploadProgress,
             fileProgress: attempt.bodyIsBoundForFile ? attempt.fileProgress : nil,
-            cookies: cookies.map { ($0, request) }, bodyStreamFailed: checkedStream?.failed)
+            cookies: cookies.map { ($0, request) }, bodyStreamFailed: bodyStreamFailed)
         task.resume()
         if task is URLSessionDownloadTask {
             delegate.watchLoadingFile(of: task)

@@ -307,8 +307,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         case .failure where answeredEarly:
             relay.end(nil)
         case .failure(let error as HTTPClientError) where error == .bodyLengthMismatch && uploadLength >= 0:
-            // A stream of the caller's that did not hold the length announced for it: the request's
-            // fault, not the network's (a body in memory or in a file is framed by its own length).
+            // A body that did not hold the length announced for it — a stream of the caller's, or
+            // a file that changed size as it was sent: the request's fault, not the network's.
             relay.end(RequestValidationError.bodyStreamLengthMismatch(announced: uploadLength))
         case .failure(let error):
             relay.end(AsyncHTTPClientTransport.transportError(error, url: url))
