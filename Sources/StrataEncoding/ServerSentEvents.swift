@@ -31,9 +31,10 @@ public struct ServerSentEvent: Hashable, Sendable, CustomStringConvertible {
 /// says: a UTF-8 byte order mark at the start is skipped; lines end with CRLF, LF or CR; a line
 /// that starts with `:` is a comment; `field: value` (one space after the colon dropped), a line
 /// without a colon is a field with an empty value; `data` lines are joined by LF; `event` sets the
-/// type; `id` sets the last event ID unless its value contains NUL; `retry` sets the reconnection
-/// time when its value is ASCII digits only; other fields are ignored; a blank line dispatches the
-/// event, unless it has no data; an event the body ends in the middle of is dropped.
+/// type; `id` sets the last event ID unless its value contains NUL, as of the blank line that ends
+/// its event; `retry` sets the reconnection time when its value is ASCII digits only; other fields
+/// are ignored; a blank line dispatches the event, unless it has no data; an event the body ends in
+/// the middle of is dropped, and so is its `id`.
 public struct ServerSentEventDecoder: StreamDecoder {
     private var splitter: LineSplitter
     private let maximumEventSize: Int
@@ -42,13 +43,18 @@ public struct ServerSentEventDecoder: StreamDecoder {
     private var data: [UInt8] = []
     private var hasData = false
     private var eventType: String?
+    /// The last `id` field's value so far, which becomes ``lastEventID`` at the next blank line.
     private var lastEventIDBuffer = ""
     private var retrySinceLastEvent: Int?
 
     /// The reconnection time the stream last asked for, in milliseconds; `nil` if it never did.
     public private(set) var reconnectionTime: Int?
-    /// The last event ID the stream set, to send as `Last-Event-ID` when reconnecting.
-    public var lastEventID: String { lastEventIDBuffer }
+    /// The last event ID as of the last blank line (the standard's "last event ID string"), to
+    /// send as `Last-Event-ID` when reconnecting. An `id` field counts only once the blank line
+    /// that ends its event has arrived: a connection cut in the middle of an event resumes from
+    /// the event before it, which the server then sends again, rather than after one the caller
+    /// never got. A blank line ends an event that has only an `id` too.
+    public private(set) var lastEventID: String
 
     /// Parses events of at most `maximumEventSize` bytes of data, in lines of at most
     /// `maximumLineLength` bytes; past either the stream ends with a
@@ -63,6 +69,7 @@ public struct ServerSentEventDecoder: StreamDecoder {
         self.maximumEventSize = maximumEventSize
         splitter = LineSplitter(limit: maximumLineLength)
         lastEventIDBuffer = lastEventID
+        self.lastEventID = lastEventID
     }
 
     /// 1 MiB: the largest event and the longest line by default.
@@ -139,8 +146,10 @@ public struct ServerSentEventDecoder: StreamDecoder {
         return nil
     }
 
-    /// A blank line: the event so far, if it has data; the type and data are reset either way.
+    /// A blank line: the last event ID is now the buffer's; the event so far, if it has data; the
+    /// type and data are reset either way.
     private mutating func dispatch() -> ServerSentEvent? {
+        lastEventID = lastEventIDBuffer
         defer {
             data.removeAll(keepingCapacity: data.capacity <= 65_536)
             hasData = false
@@ -151,7 +160,7 @@ public struct ServerSentEventDecoder: StreamDecoder {
         let event = ServerSentEvent(
             event: eventType.flatMap { $0.isEmpty ? nil : $0 } ?? "message",
             data: String(decoding: data, as: UTF8.self),
-            lastEventID: lastEventIDBuffer,
+            lastEventID: lastEventID,
             retry: retrySinceLastEvent)
         retrySinceLastEvent = nil
         return event

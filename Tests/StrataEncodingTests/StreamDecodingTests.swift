@@ -126,7 +126,6 @@ private func everySplit(of text: String) -> [[Data]] {
         var decoder = ServerSentEventDecoder()
         try? decoder.decode(Data("retry: 1200\nid: 9\n".utf8)) { _ in }
         #expect(decoder.reconnectionTime == 1200)
-        #expect(decoder.lastEventID == "9")
         // Unknown fields and comments are ignored; a field without a colon has an empty value;
         // only one space after the colon is dropped.
         #expect(events("foo: bar\n:comment\ndata\ndata:  two\n\n") == [ServerSentEvent(data: "\n two")])
@@ -134,6 +133,33 @@ private func everySplit(of text: String) -> [[Data]] {
         #expect(events("event: x\n\ndata: y\n\n") == [ServerSentEvent(data: "y")])
         // The stream ending mid-event drops the event.
         #expect(events("data: a\n\ndata: b\n").map(\.data) == ["a"])
+    }
+
+    @Test func anIDCountsOnlyOnceTheBlankLineThatEndsItsEventHasArrived() {
+        // The standard sets the event source's last event ID (what a reconnection sends as
+        // `Last-Event-ID`) when an event is dispatched, not when its `id` line arrives: a stream cut
+        // in the middle of event 2 resumes after event 1, so that event 2 is sent again, not lost.
+        var decoder = ServerSentEventDecoder(lastEventID: "0")
+        var seen: [ServerSentEvent] = []
+        for (part, lastEventID) in [
+            ("id: 1\ndata: one\n", "0"), ("\n", "1"), ("id: 2\ndata: tw", "1"), ("o\n", "1"), ("\r\n", "2"),
+            // An event of an ID alone still sets it; one with a NUL is ignored, even at its blank line.
+            ("id: 3\n", "2"), ("\n", "3"), ("id: 4\u{0}\n\n", "3"),
+            // A blank ID clears it at the blank line.
+            ("id\n", "3"), ("data: three\n\n", ""), ("id: 5\ndata: cut", ""),
+        ] {
+            try? decoder.decode(Data(part.utf8)) { seen.append($0) }
+            #expect(decoder.lastEventID == lastEventID, "after \(part.debugDescription)")
+        }
+        try? decoder.finish { seen.append($0) }
+        #expect(decoder.lastEventID == "")
+        #expect(seen.map(\.data) == ["one", "two", "three"])
+        #expect(seen.map(\.lastEventID) == ["1", "2", ""])
+        // A connection cut after an ID line but before its event's end resumes from the one before.
+        var cut = ServerSentEventDecoder()
+        try? cut.decode(Data("id: 1\ndata: a\n\nid: 2\ndata: b\n".utf8)) { _ in }
+        try? cut.finish { _ in }
+        #expect(cut.lastEventID == "1")
     }
 
     @Test func anEventOrLineOverItsLimitEndsTheStream() {

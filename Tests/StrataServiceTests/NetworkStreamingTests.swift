@@ -377,6 +377,31 @@ private struct TrackedDecoder: StreamDecoder {
         #expect(transport.lastEventIDs.isEmpty)
     }
 
+    @Test func aConnectionEndedInTheMiddleOfAnEventResumesFromTheEventBeforeIt() async throws {
+        // The first connection ends after event 2's `id` line but before its blank line: event 2
+        // was never delivered, so the source asks for what follows event 1 and gets event 2 again.
+        // The second ends after an event of an `id` alone, which counts.
+        let transport = RecordsEventStreamRequests(connections: [
+            "id: 1\ndata: one\n\nid: 2\ndata: two\n",
+            "id: 2\ndata: two\n\nid: 3\n\nid: 4\n",
+        ])
+        let network = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: MockDefaults.baseURL),
+            sessionManager: SessionManager(transport: transport))
+        let events = Locked<[ServerSentEvent]>([])
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        network.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0.01) { event in
+            events.withLock { $0.append(event) }
+        } completion: {
+            ends.record($0)
+        }
+        let end = try #require(await ends.first(timeout: 20))
+        #expect((try? end.get()) != nil, "\(end)")
+        #expect(events.value.map(\.data) == ["one", "two"])
+        #expect(events.value.map(\.lastEventID) == ["1", "2"])
+        #expect(transport.lastEventIDs == [nil, "1", "3"])
+    }
+
     @Test func anIDThatCannotGoInAHeaderIsReportedButTheLastOneThatCanIsSent() async throws {
         // A hostile or careless server sets IDs with control characters, or too long for a header
         // line a server takes: each event still reports its ID, and each reconnection resumes
