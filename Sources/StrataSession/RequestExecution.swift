@@ -43,6 +43,44 @@ final class RequestExecution: Sendable {
         /// Whether the accepted response has been handed on as a stream: nothing is retried, and
         /// the attempt's deadline no longer applies.
         var streaming = false
+        /// The caller's code the request waits for outside any deadline, if any: see ``Awaited``.
+        var awaited: Awaited?
+        /// Numbers each wait for the caller's code.
+        var tickets = 0
+
+        /// Waits for `code` (a number from ``tickets``), ending any wait before it.
+        mutating func await(_ code: Awaited.Code) -> (ticket: Int, ended: Int?) {
+            tickets += 1
+            let ended = awaited?.entry
+            awaited = Awaited(code: code, ticket: tickets)
+            return (tickets, ended)
+        }
+
+        /// Ends the wait for the caller's code, if any: its entry in the deadlines, to cancel.
+        mutating func endAwaiting() -> Int? {
+            defer { awaited = nil }
+            return awaited?.entry
+        }
+    }
+
+    /// The caller's code a request waits for where no deadline of the attempt's runs: the adapters
+    /// before an attempt's first request, the retriers' decision after it. Code that calls back
+    /// before it returns costs nothing more; for code that does not, an entry in the session's
+    /// ``Deadlines`` ends the wait after the request's timeout, so that an adapter or retrier that
+    /// never calls back (a completion dropped on some path) fails the request with a timeout
+    /// rather than hold it for ever.
+    struct Awaited: Sendable {
+        enum Code: Sendable {
+            /// The adaptation of the attempt's first request: the attempt fails unsent.
+            case adaptation
+            /// The retriers' decision on the failed attempt's `outcome`: it fails with the timeout.
+            case decision(TransportOutcome)
+        }
+
+        let code: Code
+        let ticket: Int
+        /// Its entry in the session's deadlines, once made.
+        var entry: Int?
     }
 
     /// The request's one completion and its cancellation: the handle the caller gets.
@@ -149,13 +187,48 @@ final class RequestExecution: Sendable {
             call.complete(TransportOutcome(error: URLError(.notConnectedToInternet)))
             return
         }
-        let step = state.withLock { state -> Int in
+        let (step, ticket, ended) = state.withLock { state -> (Int, Int, Int?) in
             state.attempt += 1
             state.attemptEnded = false
             state.step += 1
-            return state.step
+            let (ticket, ended) = state.await(.adaptation)
+            return (state.step, ticket, ended)
         }
+        if let ended { core.deadlines.cancel(ended) }
         adapt(Hop(base: original), step: step)
+        bound(ticket, by: original.timeoutInterval)
+    }
+
+    /// Bounds wait `ticket` by `timeout` seconds, if the caller's code it waits for has not called
+    /// back yet (and the timeout is one): ``awaitedCodeTimedOut(_:)`` after that.
+    private func bound(_ ticket: Int, by timeout: TimeInterval) {
+        guard timeout > 0, state.withLock({ $0.awaited?.ticket == ticket }),
+            let entry = core.deadlines.start(after: timeout, execution: self, attempt: -ticket)
+        else { return }
+        let late = state.withLock { state -> Bool in
+            guard state.awaited?.ticket == ticket else { return true }
+            state.awaited?.entry = entry
+            return false
+        }
+        if late { core.deadlines.cancel(entry) }
+    }
+
+    /// The caller's code of wait `ticket` did not call back within the request's timeout.
+    private func awaitedCodeTimedOut(_ ticket: Int) {
+        let code = state.withLock { state -> Awaited.Code? in
+            guard let awaited = state.awaited, awaited.ticket == ticket else { return nil }
+            state.awaited = nil
+            return awaited.code
+        }
+        switch code {
+        case nil:
+            return
+        case .adaptation:
+            // Ending the attempt makes the adapters' late callback one of a step that is over.
+            fail(Self.timeoutError(original, "the adapters had not called back"))
+        case .decision(let outcome):
+            call.complete(outcome.failing(with: Self.timeoutError(original, "the retriers had not decided")))
+        }
     }
 
     /// The next step of the attempt under way, or `nil` if it has ended (or the request was cancelled).
@@ -169,25 +242,30 @@ final class RequestExecution: Sendable {
 
     /// Whether `step` is the current one, which it then consumes; `false` for a step already over.
     private func consume(_ step: Int) -> Bool {
-        state.withLock { state -> Bool in
-            guard state.step == step, !state.attemptEnded, !call.isCancelled else { return false }
+        let consumed = state.withLock { state -> (consumed: Bool, awaited: Int?) in
+            guard state.step == step, !state.attemptEnded, !call.isCancelled else { return (false, nil) }
             state.step += 1
             state.sent = nil
-            return true
+            return (true, state.endAwaiting())
         }
+        if let entry = consumed.awaited { core.deadlines.cancel(entry) }
+        return consumed.consumed
     }
 
     /// Ends attempt `attempt` (by default, the one under way) if it has not ended yet: its deadline
     /// stops, and what the transport is sending for it, if anything, is cancelled.
     /// - Returns: The request the attempt sent last, if this call ended it; `nil` if it had ended.
     fileprivate func endAttempt(_ attempt: Int? = nil) -> URLRequest? {
-        let ended = state.withLock { state -> ((any NetworkCancellable)?, Int?, URLRequest)? in
-            guard !state.attemptEnded, attempt.map({ $0 == state.attempt }) ?? true else { return nil }
+        let (ended, awaited) = state.withLock { state -> (((any NetworkCancellable)?, Int?, URLRequest)?, Int?) in
+            // A cancellation ends a wait for a retrier's decision too.
+            let awaited = attempt == nil || !state.attemptEnded ? state.endAwaiting() : nil
+            guard !state.attemptEnded, attempt.map({ $0 == state.attempt }) ?? true else { return (nil, awaited) }
             state.attemptEnded = true
             state.step += 1
             defer { (state.sent, state.deadline) = (nil, nil) }
-            return (state.sent, state.deadline, state.lastSent ?? original)
+            return ((state.sent, state.deadline, state.lastSent ?? original), awaited)
         }
+        if let awaited { core.deadlines.cancel(awaited) }
         guard let (sent, deadline, request) = ended else { return nil }
         if let deadline {
             core.deadlines.cancel(deadline)
@@ -197,7 +275,9 @@ final class RequestExecution: Sendable {
     }
 
     /// The attempt's deadline has passed: whatever it was waiting for, it fails with a timeout.
+    /// (A negative `attempt` is the number of a wait for the caller's code instead: see ``Awaited``.)
     func deadlinePassed(attempt: Int) {
+        guard attempt > 0 else { return awaitedCodeTimedOut(-attempt) }
         guard !state.withLock({ $0.streaming }), let request = endAttempt(attempt) else { return }
         let error = Self.deadlineError(request)
         judge(request, TransportOutcome(error: error), failure: error)
@@ -206,11 +286,17 @@ final class RequestExecution: Sendable {
     /// The error of an attempt of `request` whose deadline passed: `URLError(.timedOut)`, saying
     /// which deadline it was and naming the URL, as a transport's errors do.
     static func deadlineError(_ request: URLRequest) -> URLError {
+        timeoutError(request, "no complete answer came", bounding: "which bounds each attempt, redirects included")
+    }
+
+    /// `URLError(.timedOut)` saying that `what` happened within `request`'s timeout.
+    private static func timeoutError(
+        _ request: URLRequest, _ what: String, bounding: String = "which bounds the caller's code too"
+    ) -> URLError {
         let seconds = request.timeoutInterval
         let shown = seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds))" : "\(seconds)"
         var userInfo: [String: Any] = [
-            NSLocalizedDescriptionKey: "no complete answer came within the request's timeout of \(shown) s, "
-                + "which bounds each attempt, redirects included"
+            NSLocalizedDescriptionKey: "\(what) within the request's timeout of \(shown) s, \(bounding)"
         ]
         userInfo[NSURLErrorFailingURLErrorKey] = request.url
         return URLError(.timedOut, userInfo: userInfo)
@@ -609,7 +695,16 @@ final class RequestExecution: Sendable {
 
     /// Asks the retriers about `failure` (`outcome`, which failed with `error`), and acts as they decide.
     private func retry(_ failure: RequestFailure, outcome: TransportOutcome, error: any Error) {
+        let (ticket, ended) = state.withLock { $0.await(.decision(outcome)) }
+        if let ended { core.deadlines.cancel(ended) }
         interceptor.retry(failure) { [self] decision in
+            // A decision that comes after the request's timeout has passed is one nobody waits for.
+            let awaited = state.withLock { state -> Int?? in
+                guard state.awaited?.ticket == ticket else { return nil }
+                return .some(state.endAwaiting())
+            }
+            guard let awaited else { return }
+            if let entry = awaited { core.deadlines.cancel(entry) }
             guard !call.isCancelled else { return }
             switch decision {
             case .retry:
@@ -624,6 +719,7 @@ final class RequestExecution: Sendable {
                 call.complete(outcome.failing(with: replacement))
             }
         }
+        bound(ticket, by: failure.request.timeoutInterval)
     }
 
     /// The reason the outcome counts as a failure, or `nil` for success.

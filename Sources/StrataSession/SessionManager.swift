@@ -29,7 +29,9 @@ import StrataCore
 /// (never answers, stops after `100 Continue`, trickles a body); the attempt then fails with
 /// `URLError(.timedOut)`. Set a timeout that fits the largest transfer you expect. The adapters'
 /// work before an attempt's first request (a token refresh, say) and the waits between retries do
-/// not count; ``RetryPolicy/deadline`` bounds the attempts together.
+/// not count; ``RetryPolicy/deadline`` bounds the attempts together. Adapters and retriers that
+/// have not called back within the timeout (a completion dropped on some path of their code) are
+/// waited for no longer: the request fails with `URLError(.timedOut)` saying which did not.
 ///
 /// ```swift
 /// let manager = SessionManager(adapters: [ApiKeyAdapter()], retriers: [MyRetrier()])

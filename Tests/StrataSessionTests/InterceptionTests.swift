@@ -82,6 +82,96 @@ struct ReplacementError: Error, Equatable {}
         #expect(stub.requests.isEmpty)
     }
 
+    /// Calls back after `delay` seconds, or never: an adapter and retrier whose completion a path
+    /// of the caller's code dropped.
+    struct Late: RequestAdapter, RequestRetrier {
+        var delay: TimeInterval?
+        let calls = Locked(0)
+        /// A queue of its own: the global queue's threads are what other tests block.
+        private let queue = DispatchQueue(label: "InterceptionTests.late")
+
+        func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+            calls.withLock { $0 += 1 }
+            guard let delay else { return }
+            queue.asyncAfter(deadline: .now() + delay) { completion(.success(request)) }
+        }
+
+        func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
+            calls.withLock { $0 += 1 }
+            guard let delay else { return }
+            queue.asyncAfter(deadline: .now() + delay) { completion(.retry) }
+        }
+    }
+
+    private static func timedOut(_ error: (any Error)?, saying words: String) -> Bool {
+        guard let error = error as? URLError, error.code == .timedOut else { return false }
+        return error.localizedDescription.contains(words)
+    }
+
+    @Test(arguments: [nil, 1.5])
+    func anAdapterThatDoesNotCallBackWithinTheTimeoutFailsTheRequestUnsent(delay: TimeInterval?) async throws {
+        let stub = URLProtocolStub { _ in .response() }
+        let adapter = Late(delay: delay)
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), adapters: [adapter])
+        let started = ContinuousClock.now
+        let (recorder, _) = send(URLRequest(url: stub.baseURL, timeoutInterval: 0.5), through: manager)
+        let outcome = try #require(await recorder.first(timeout: 20))
+        #expect(ContinuousClock.now - started >= .seconds(0.5))
+        #expect(
+            Self.timedOut(outcome.error, saying: "adapters had not called back"), "\(String(describing: outcome.error))"
+        )
+        // A late callback is one nobody waits for: nothing is sent, nothing completes again.
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(stub.requests.isEmpty)
+        #expect(recorder.callCount == 1)
+        #expect(adapter.calls.value == 1)
+    }
+
+    @Test(arguments: [nil, 1.5])
+    func aRetrierThatDoesNotDecideWithinTheTimeoutFailsTheRequestWithItsResponse(delay: TimeInterval?) async throws {
+        let stub = URLProtocolStub { _ in .response(statusCode: 503, body: Data("busy".utf8)) }
+        let retrier = Late(delay: delay)
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), retriers: [retrier])
+        let (recorder, _) = send(URLRequest(url: stub.baseURL, timeoutInterval: 0.5), through: manager)
+        let outcome = try #require(await recorder.first(timeout: 20))
+        #expect(
+            Self.timedOut(outcome.error, saying: "retriers had not decided"), "\(String(describing: outcome.error))")
+        #expect((outcome.response as? HTTPURLResponse)?.statusCode == 503)
+        #expect(outcome.data == Data("busy".utf8))
+        // The late `.retry` starts nothing.
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(stub.requests.count == 1)
+        #expect(recorder.callCount == 1)
+        #expect(retrier.calls.value == 1)
+    }
+
+    @Test func slowAdaptersAndRetriersWithinTheTimeoutAndCancellationWhileWaitingForThemAreUntouched() async throws {
+        let attempts = Locked(0)
+        let stub = URLProtocolStub { _ in
+            let attempt = attempts.withLock {
+                $0 += 1
+                return $0
+            }
+            return attempt < 2 ? .response(statusCode: 503) : .response(body: Data("done".utf8))
+        }
+        let slow = Late(delay: 0.4)
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(), adapters: [slow], retriers: [slow])
+        // Each wait is bounded by the timeout, not their sum: 0.4 + 0.4 + 0.4 s with a timeout of 1 s.
+        let (recorder, _) = send(URLRequest(url: stub.baseURL, timeoutInterval: 1), through: manager)
+        let outcome = try #require(await recorder.first(timeout: 20))
+        #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+        #expect(outcome.data == Data("done".utf8))
+        #expect(slow.calls.value == 3)
+        // Cancelled while an adapter that never calls back holds it: cancelled at once, once.
+        let silent = URLSessionManager(configuration: stub.makeSessionConfiguration(), adapters: [Late()])
+        let (cancelled, handle) = send(URLRequest(url: stub.baseURL, timeoutInterval: 0.3), through: silent)
+        handle.cancel()
+        #expect(isCancelled(try #require(await cancelled.first(timeout: 5)).error))
+        try await Task.sleep(for: .seconds(0.6))
+        #expect(cancelled.callCount == 1)
+    }
+
     @Test func aRetrierIsAskedAfterEachFailureWithTheAttemptCountAndTheResponse() async throws {
         let attempts = Locked(0)
         let stub = URLProtocolStub { _ in
