@@ -172,6 +172,36 @@ struct ReplacementError: Error, Equatable {}
         #expect(cancelled.callCount == 1)
     }
 
+    @Test func anAdapterOrRetrierThatCallsBackTwiceIsHeardOnce() async throws {
+        struct Twice: RequestAdapter, RequestRetrier {
+            let asked = Locked(0)
+            func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+                completion(.success(request))
+                completion(.failure(AdapterFailure()))
+            }
+            func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
+                let first = asked.withLock {
+                    $0 += 1
+                    return $0 == 1
+                }
+                completion(first ? .retry : .doNotRetry)
+                completion(first ? .retry : .doNotRetry)
+            }
+        }
+        let stub = URLProtocolStub { _ in .response(statusCode: 503) }
+        let twice = Twice()
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(), adapters: [twice], retriers: [twice])
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        let outcome = try #require(await recorder.first(timeout: 20))
+        #expect((outcome.response as? HTTPURLResponse)?.statusCode == 503)
+        try await Task.sleep(for: .milliseconds(300))
+        // One retry, not two attempts at once; one completion.
+        #expect(stub.requests.count == 2)
+        #expect(twice.asked.value == 2)
+        #expect(recorder.callCount == 1)
+    }
+
     @Test func aRetrierIsAskedAfterEachFailureWithTheAttemptCountAndTheResponse() async throws {
         let attempts = Locked(0)
         let stub = URLProtocolStub { _ in
