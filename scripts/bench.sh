@@ -119,12 +119,13 @@ if [[ "Monitor cost" =~ $filter ]]; then
         echo
         echo "Monitor cost, instructions per request (callgrind), in-memory transport:"
         base=0
-        # `-noop`: the tracing monitor over `NoOpTracer`, what the monitors cost whatever the tracer.
-        for side in none logging metrics tracing all tracing-noop all-noop; do
+        # `-otel`: the tracing monitor over swift-otel's tracer, as a server runs it; `-noop`: over
+        # `NoOpTracer`, what the monitors cost whatever the tracer.
+        for side in none logging metrics tracing all tracing-otel all-otel tracing-noop all-noop; do
             per=$(( ($(count "$side" $((2 * n))) - $(count "$side" "$n")) / n ))
             [ "$side" = none ] && base=$per
             python3 -c "import sys; s, p, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]); print(
-                f'  {s:8} {p:>9,}  {p / max(b, 1):.3f}x')" "$side" "$per" "$base"
+                f'  {s:12} {p:>9,}  {p / max(b, 1):.3f}x')" "$side" "$per" "$base"
         done
     fi
     echo

@@ -11,6 +11,8 @@
 //   metrics   MetricsMonitor over a factory that keeps its metrics as a metrics backend does
 //   tracing   TracingMonitor and its injector over InMemoryTracer, a span per request
 //   all       the three together
+//   tracing-otel, all-otel   the same over swift-otel's tracer, as a server runs it: every span
+//             sampled, recorded and handed to its batch processor, whose exporter sends nowhere
 //
 // and, for `instructions` alone, `tracing-noop` and `all-noop`: the same over `NoOpTracer`, which
 // records nothing and injects no field — what the monitors cost by themselves, whatever the tracer.
@@ -26,6 +28,8 @@ import Dispatch
 import Foundation
 import InMemoryTracing
 import Logging
+import OTel
+import ServiceLifecycle
 import StackFixture
 import Strata
 import StrataAsyncHTTPClient
@@ -36,9 +40,25 @@ import Tracing
     import FoundationNetworking
 #endif
 
-let sides = ["none", "logging", "metrics", "tracing", "all"]
+let sides = ["none", "logging", "metrics", "tracing", "all", "tracing-otel", "all-otel"]
 /// The sides counted by instructions alone.
 let instructionSides = sides + ["tracing-noop", "all-noop"]
+
+/// swift-otel's tracer, made once and run for the whole process (its batch processor drains the
+/// ended spans on a task of its own): W3C trace context, every span sampled, no exporter.
+let otelTracer: any Tracer = {
+    var configuration = OTel.Configuration.default
+    configuration.traces.exporter = .none
+    configuration.metrics.enabled = false
+    configuration.logs.enabled = false
+    do {
+        let backend = try OTel.makeTracingBackend(configuration: configuration)
+        Task { try await backend.service.run() }
+        return backend.factory
+    } catch {
+        fatalError("swift-otel's tracer could not be made: \(error)")
+    }
+}()
 
 // MARK: - The stacks
 
@@ -127,7 +147,14 @@ struct Stack {
     init(_ side: String, transport: any Transport, baseURL: URL) {
         var monitors: [any EventMonitor] = []
         var adapters: [any RequestAdapter] = []
-        let (side, recordsSpans) = side.hasSuffix("-noop") ? (String(side.dropLast(5)), false) : (side, true)
+        let (side, tracer): (String, any Tracer) =
+            if side.hasSuffix("-noop") {
+                (String(side.dropLast(5)), NoOpTracer())
+            } else if side.hasSuffix("-otel") {
+                (String(side.dropLast(5)), otelTracer)
+            } else {
+                (side, InMemoryTracer())
+            }
         if side == "logging" || side == "all" {
             var logger = Logger(label: "strata.bench") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .info
@@ -137,7 +164,7 @@ struct Stack {
             monitors.append(MetricsMonitor(factory: BackendFactory()))
         }
         if side == "tracing" || side == "all" {
-            let tracing = TracingMonitor(tracer: recordsSpans ? InMemoryTracer() : NoOpTracer())
+            let tracing = TracingMonitor(tracer: tracer)
             monitors.append(tracing)
             adapters.append(tracing.injector())
         }
@@ -207,11 +234,11 @@ func compare(rounds: Int, count: Int, _ stack: (String) -> Stack) {
     }
     let median = { (values: [Double]) in values.sorted()[values.count / 2] }
     let none = (wall: median(times["none"]?.wall ?? [1]), cpu: median(times["none"]?.cpu ?? [1]))
-    print("side        wall µs/GET  ratio   CPU µs/GET  ratio")
+    print("side            wall µs/GET  ratio   CPU µs/GET  ratio")
     for side in sides {
         let (wall, cpu) = (median(times[side]?.wall ?? [0]), median(times[side]?.cpu ?? [0]))
         print(
-            side.padding(toLength: 8, withPad: " ", startingAt: 0)
+            side.padding(toLength: 12, withPad: " ", startingAt: 0)
                 + String(format: "  %11.2f  %.3fx  %10.2f  %.3fx", wall, wall / none.wall, cpu, cpu / none.cpu))
     }
 }
@@ -255,7 +282,7 @@ case "loopback" where arguments.count == 5 || (arguments.count == 6 && sides.con
 default:
     print(
         """
-        usage: MonitorCost instructions none|logging|metrics|tracing|all|tracing-noop|all-noop COUNT
+        usage: MonitorCost instructions none|logging|metrics|tracing|all|tracing-otel|all-otel|tracing-noop|all-noop COUNT
                MonitorCost memory COUNT ROUNDS
                MonitorCost loopback urlsession|ahc BASE-URL COUNT ROUNDS [SIDE]   (a side alone: for a profiler)
         """)
