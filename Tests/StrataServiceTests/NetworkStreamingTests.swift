@@ -312,9 +312,13 @@ private struct TrackedDecoder: StreamDecoder {
         let open = MockNetworkService()
         open.enqueue(stream: StreamScript.events([ServerSentEvent(data: "x")]).cut())
         let cancelled = CompletionRecorder<Result<Void, NetworkError>>()
-        let source = open.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 2, onEvent: { _ in }) {
-            cancelled.record($0)
-        }
+        let events = CompletionRecorder<ServerSentEvent>()
+        // The source cancelled while it waits to reconnect: the wait is long enough that no busy
+        // machine reaches its end (where the mock's plain 200 would fail the source instead).
+        let source = open.eventSource(
+            endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 60, onEvent: { events.record($0) }
+        ) { cancelled.record($0) }
+        _ = try #require(await events.first(timeout: 5))
         try await Task.sleep(for: .milliseconds(20))
         source.cancel()
         source.cancel()
