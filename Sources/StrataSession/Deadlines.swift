@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import StrataCore
 
-/// The deadlines of a session's attempts, on one timer.
+/// The deadlines of a session's attempts, and of its waits for the caller's code, on one timer.
 ///
 /// An attempt costs an entry in a table, not a timer of its own (a dispatch source, its handler and
 /// a weak reference for every request). The timer is set for the earliest deadline, and moved only
@@ -10,11 +10,19 @@ import StrataCore
 /// and it is set for the earliest of the rest. Most requests end long before their deadline and
 /// leave the table without touching the timer.
 final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its lock; `timer` is immutable.
-    /// An attempt waiting for its deadline.
+    /// What a deadline bounds.
+    enum Bound: Sendable {
+        /// Attempt `number` of a request (1 for the first).
+        case attempt(Int)
+        /// A request's wait `ticket` for the caller's code: see ``RequestExecution/Awaited``.
+        case awaited(ticket: Int)
+    }
+
+    /// A deadline not yet passed.
     private struct Entry: Sendable {
         let deadline: UInt64
         let execution: RequestExecution
-        let attempt: Int
+        let bound: Bound
     }
 
     private struct State: Sendable {
@@ -40,15 +48,15 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
         timer.cancel()
     }
 
-    /// Tells `execution` when attempt `attempt` is `seconds` old, unless ``cancel(_:)`` comes first.
+    /// Tells `execution` when `bound` is `seconds` old, unless ``cancel(_:)`` comes first.
     /// - Returns: The entry's identifier, or `nil` for a timeout too long to be one (infinity).
-    func start(after seconds: TimeInterval, execution: RequestExecution, attempt: Int) -> Int? {
+    func start(after seconds: TimeInterval, execution: RequestExecution, bounding bound: Bound) -> Int? {
         guard seconds < Self.longest else { return nil }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
         return state.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            state.entries[id] = Entry(deadline: deadline, execution: execution, attempt: attempt)
+            state.entries[id] = Entry(deadline: deadline, execution: execution, bound: bound)
             if state.wakeUp.map({ deadline < $0 }) ?? true {
                 state.wakeUp = deadline
                 timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
@@ -57,12 +65,12 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
         }
     }
 
-    /// Forgets entry `id`: its attempt ended.
+    /// Forgets entry `id`: what it bounds ended.
     func cancel(_ id: Int) {
         _ = state.withLock { $0.entries.removeValue(forKey: id) }
     }
 
-    /// Tells every attempt past its deadline, and sets the timer for the earliest of the rest.
+    /// Tells every execution whose deadline passed, and sets the timer for the earliest of the rest.
     private func fire() {
         let now = DispatchTime.now().uptimeNanoseconds
         let due = state.withLock { state -> [Entry] in
@@ -79,7 +87,7 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
         // Each on a queue of its own: a timed-out attempt goes on to the retriers and the completion,
         // the caller's code, which must hold up neither the timer nor another request.
         for entry in due {
-            StrataQueue.async { entry.execution.deadlinePassed(attempt: entry.attempt) }
+            StrataQueue.async { entry.execution.deadlinePassed(entry.bound) }
         }
     }
 }

@@ -203,7 +203,7 @@ final class RequestExecution: Sendable {
     /// back yet (and the timeout is one): ``awaitedCodeTimedOut(_:)`` after that.
     private func bound(_ ticket: Int, by timeout: TimeInterval) {
         guard timeout > 0, state.withLock({ $0.awaited?.ticket == ticket }),
-            let entry = core.deadlines.start(after: timeout, execution: self, attempt: -ticket)
+            let entry = core.deadlines.start(after: timeout, execution: self, bounding: .awaited(ticket: ticket))
         else { return }
         let late = state.withLock { state -> Bool in
             guard state.awaited?.ticket == ticket else { return true }
@@ -257,9 +257,13 @@ final class RequestExecution: Sendable {
     /// - Returns: The request the attempt sent last, if this call ended it; `nil` if it had ended.
     fileprivate func endAttempt(_ attempt: Int? = nil) -> URLRequest? {
         let (ended, awaited) = state.withLock { state -> (((any NetworkCancellable)?, Int?, URLRequest)?, Int?) in
-            // A cancellation ends a wait for a retrier's decision too.
-            let awaited = attempt == nil || !state.attemptEnded ? state.endAwaiting() : nil
-            guard !state.attemptEnded, attempt.map({ $0 == state.attempt }) ?? true else { return (nil, awaited) }
+            let ends = !state.attemptEnded && attempt.map({ $0 == state.attempt }) ?? true
+            // A cancellation (no `attempt`) ends a wait for a retrier's decision too, and ending an
+            // attempt ends the wait for its adapters. An attempt's deadline firing late (the attempt
+            // ended, or another is under way) keeps the wait and its bound: the retriers are
+            // deciding on it, or the next attempt's adapters are running.
+            let awaited = attempt == nil || ends ? state.endAwaiting() : nil
+            guard ends else { return (nil, awaited) }
             state.attemptEnded = true
             state.step += 1
             defer { (state.sent, state.deadline) = (nil, nil) }
@@ -274,10 +278,14 @@ final class RequestExecution: Sendable {
         return request
     }
 
-    /// The attempt's deadline has passed: whatever it was waiting for, it fails with a timeout.
-    /// (A negative `attempt` is the number of a wait for the caller's code instead: see ``Awaited``.)
-    func deadlinePassed(attempt: Int) {
-        guard attempt > 0 else { return awaitedCodeTimedOut(-attempt) }
+    /// The deadline of `bound` has passed: an attempt fails with a timeout, whatever it was waiting
+    /// for; so does a wait for the caller's code (see ``Awaited``).
+    func deadlinePassed(_ bound: Deadlines.Bound) {
+        let attempt: Int
+        switch bound {
+        case .attempt(let number): attempt = number
+        case .awaited(let ticket): return awaitedCodeTimedOut(ticket)
+        }
         guard !state.withLock({ $0.streaming }), let request = endAttempt(attempt) else { return }
         let error = Self.deadlineError(request)
         judge(request, TransportOutcome(error: error), failure: error)
@@ -464,7 +472,9 @@ final class RequestExecution: Sendable {
 
     /// Starts the deadline of attempt `attempt`, unless the attempt has ended meanwhile.
     private func startDeadline(after timeout: TimeInterval, attempt: Int) {
-        guard let deadline = core.deadlines.start(after: timeout, execution: self, attempt: attempt) else { return }
+        guard let deadline = core.deadlines.start(after: timeout, execution: self, bounding: .attempt(attempt)) else {
+            return
+        }
         let late = state.withLock { state -> Bool in
             guard state.attempt == attempt, !state.attemptEnded else { return true }
             state.deadline = deadline

@@ -385,10 +385,44 @@ private struct TrackedDecoder: StreamDecoder {
         // The first connection ends after event 2's `id` line but before its blank line: event 2
         // was never delivered, so the source asks for what follows event 1 and gets event 2 again.
         // The second ends after an event of an `id` alone, which counts.
-        let transport = RecordsEventStreamRequests(connections: [
+        let (events, lastEventIDs) = try await Self.source(over: [
             "id: 1\ndata: one\n\nid: 2\ndata: two\n",
             "id: 2\ndata: two\n\nid: 3\n\nid: 4\n",
         ])
+        #expect(events.map(\.data) == ["one", "two"])
+        #expect(events.map(\.lastEventID) == ["1", "2"])
+        #expect(lastEventIDs == [nil, "1", "3"])
+    }
+
+    @Test func anIDThatCannotGoInAHeaderIsReportedButTheLastOneThatCanIsSent() async throws {
+        // A hostile or careless server sets IDs with control characters, or too long for a header
+        // line a server takes: each event still reports its ID, and each reconnection resumes
+        // from the last ID a header can carry, rather than failing to build its request, or
+        // being refused, and ending the source.
+        let long = String(repeating: "z", count: 4097)
+        let (events, lastEventIDs) = try await Self.source(over: [
+            "id: 7\ndata: one\n\nid: a\u{1}b\ndata: two\n\n",
+            "id: x\u{7F}\ndata: three\n\nretry: 10\n\n",
+            "id: \(long)\ndata: long\n\n",
+            "id\ndata: four\n\nid: 9\tz\ndata: five\n\n",
+        ])
+        #expect(events.map(\.data) == ["one", "two", "three", "long", "four", "five"])
+        #expect(events.map(\.lastEventID) == ["7", "a\u{1}b", "x\u{7F}", long, "", "9\tz"])
+        // Connections: the first, after "a\u{1}b" (unsendable: "7"), after "x\u{7F}" (still "7"),
+        // after the long one (still "7"), after "9\tz" (a tab may stand in a field value), which
+        // ends the source with a 204.
+        #expect(lastEventIDs == [nil, "7", "7", "7", "9\tz"])
+    }
+
+    /// Runs an event source to its end over `connections` (see ``RecordsEventStreamRequests``),
+    /// expecting it to end once, with success.
+    /// - Returns: The events delivered, and the `Last-Event-ID` of each connection's request.
+    private static func source(
+        over connections: [String]
+    ) async throws -> (
+        events: [ServerSentEvent], lastEventIDs: [String?]
+    ) {
+        let transport = RecordsEventStreamRequests(connections: connections)
         let network = DefaultNetworkService(
             configuration: NetworkConfiguration(baseURL: MockDefaults.baseURL),
             sessionManager: SessionManager(transport: transport))
@@ -401,44 +435,9 @@ private struct TrackedDecoder: StreamDecoder {
         }
         let end = try #require(await ends.first(timeout: 20))
         #expect((try? end.get()) != nil, "\(end)")
-        #expect(events.value.map(\.data) == ["one", "two"])
-        #expect(events.value.map(\.lastEventID) == ["1", "2"])
-        #expect(transport.lastEventIDs == [nil, "1", "3"])
-    }
-
-    @Test func anIDThatCannotGoInAHeaderIsReportedButTheLastOneThatCanIsSent() async throws {
-        // A hostile or careless server sets IDs with control characters, or too long for a header
-        // line a server takes: each event still reports its ID, and each reconnection resumes
-        // from the last ID a header can carry, rather than failing to build its request, or
-        // being refused, and ending the source.
-        let long = String(repeating: "z", count: 4097)
-        let transport = RecordsEventStreamRequests(connections: [
-            "id: 7\ndata: one\n\nid: a\u{1}b\ndata: two\n\n",
-            "id: x\u{7F}\ndata: three\n\nretry: 10\n\n",
-            "id: \(long)\ndata: long\n\n",
-            "id\ndata: four\n\nid: 9\tz\ndata: five\n\n",
-        ])
-        let network = DefaultNetworkService(
-            configuration: NetworkConfiguration(
-                baseURL: URL(string: "https://api.strata.test") ?? MockDefaults.baseURL),
-            sessionManager: SessionManager(transport: transport))
-        let events = Locked<[ServerSentEvent]>([])
-        let ends = CompletionRecorder<Result<Void, NetworkError>>()
-        network.eventSource(endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0.01) { event in
-            events.withLock { $0.append(event) }
-        } completion: {
-            ends.record($0)
-        }
-        let end = try #require(await ends.first(timeout: 20))
-        #expect((try? end.get()) != nil, "\(end)")
-        #expect(events.value.map(\.data) == ["one", "two", "three", "long", "four", "five"])
-        #expect(events.value.map(\.lastEventID) == ["7", "a\u{1}b", "x\u{7F}", long, "", "9\tz"])
-        // Connections: the first, after "a\u{1}b" (unsendable: "7"), after "x\u{7F}" (still "7"),
-        // after the long one (still "7"), after "9\tz" (a tab may stand in a field value), which
-        // ends the source with a 204.
-        #expect(transport.lastEventIDs == [nil, "7", "7", "7", "9\tz"])
         try await Task.sleep(for: .milliseconds(50))
         #expect(ends.callCount == 1)
+        return (events.value, transport.lastEventIDs)
     }
 }
 
