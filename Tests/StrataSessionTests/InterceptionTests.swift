@@ -154,11 +154,12 @@ struct ReplacementError: Error, Equatable {}
             }
             return attempt < 2 ? .response(statusCode: 503) : .response(body: Data("done".utf8))
         }
-        let slow = Late(delay: 0.4)
+        let slow = Late(delay: 0.8)
         let manager = URLSessionManager(
             configuration: stub.makeSessionConfiguration(), adapters: [slow], retriers: [slow])
-        // Each wait is bounded by the timeout, not their sum: 0.4 + 0.4 + 0.4 s with a timeout of 1 s.
-        let (recorder, _) = send(URLRequest(url: stub.baseURL, timeoutInterval: 1), through: manager)
+        // Each wait is bounded by the timeout, not their sum: 0.8 + 0.8 + 0.8 s with a timeout of 2 s
+        // (room for a busy machine to be late with each).
+        let (recorder, _) = send(URLRequest(url: stub.baseURL, timeoutInterval: 2), through: manager)
         let outcome = try #require(await recorder.first(timeout: 20))
         #expect(outcome.error == nil, "\(String(describing: outcome.error))")
         #expect(outcome.data == Data("done".utf8))
