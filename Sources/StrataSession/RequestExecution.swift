@@ -278,14 +278,17 @@ final class RequestExecution: Sendable {
         return request
     }
 
-    /// The deadline of `bound` has passed: an attempt fails with a timeout, whatever it was waiting
-    /// for; so does a wait for the caller's code (see ``Awaited``).
+    /// The deadline of `bound` has passed.
     func deadlinePassed(_ bound: Deadlines.Bound) {
-        let attempt: Int
         switch bound {
-        case .attempt(let number): attempt = number
-        case .awaited(let ticket): return awaitedCodeTimedOut(ticket)
+        case .attempt(let attempt): attemptTimedOut(attempt)
+        case .awaited(let ticket): awaitedCodeTimedOut(ticket)
         }
+    }
+
+    /// Attempt `attempt` did not end within the request's timeout: whatever it was waiting for, it
+    /// fails with a timeout.
+    private func attemptTimedOut(_ attempt: Int) {
         guard !state.withLock({ $0.streaming }), let request = endAttempt(attempt) else { return }
         let error = Self.deadlineError(request)
         judge(request, TransportOutcome(error: error), failure: error)
