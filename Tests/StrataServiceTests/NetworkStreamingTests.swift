@@ -414,14 +414,12 @@ private struct TrackedDecoder: StreamDecoder {
         #expect(lastEventIDs == [nil, "7", "7", "7", "9\tz"])
     }
 
+    /// What an event source delivered, and the `Last-Event-ID` of each connection's request.
+    private typealias SourceRun = (events: [ServerSentEvent], lastEventIDs: [String?])
+
     /// Runs an event source to its end over `connections` (see ``RecordsEventStreamRequests``),
     /// expecting it to end once, with success.
-    /// - Returns: The events delivered, and the `Last-Event-ID` of each connection's request.
-    private static func source(
-        over connections: [String]
-    ) async throws -> (
-        events: [ServerSentEvent], lastEventIDs: [String?]
-    ) {
+    private static func source(over connections: [String]) async throws -> SourceRun {
         let transport = RecordsEventStreamRequests(connections: connections)
         let network = DefaultNetworkService(
             configuration: NetworkConfiguration(baseURL: MockDefaults.baseURL),
