@@ -101,8 +101,10 @@ final class RequestExecution: Sendable {
     private let progress: ProgressRelay?
     /// The longest body held in memory for an accepted response.
     private let maximumBodyLength: Int
-    /// Why the request's options are out of range, if they are: every attempt fails with it unsent.
-    private let invalidOptions: RequestValidationError?
+    /// Why the request cannot start, if it cannot: its options out of range, or a timeout that is not
+    /// a positive number (which would leave no bound on the wait for its adapters). It fails with it
+    /// before any of the caller's code runs for it.
+    private let refusal: RequestValidationError?
     private let startDate = Date()
     /// What the monitors are told, if the manager has any.
     private let record: ExecutionRecord?
@@ -137,11 +139,12 @@ final class RequestExecution: Sendable {
         let progress = uploadProgress != nil || downloadProgress != nil ? ProgressRelay() : nil
         self.progress = progress
         self.maximumBodyLength = min(options.maximumBodyLength, BodyCollector.maximumLength)
-        do {
+        do throws(RequestValidationError) {
             try options.validate()
-            self.invalidOptions = nil
+            guard request.timeoutInterval > 0 else { throw .invalidTimeout(request.timeoutInterval) }
+            self.refusal = nil
         } catch {
-            self.invalidOptions = error
+            self.refusal = error
         }
         // The manager's chain, then the request's own interceptor, if it has one.
         self.interceptor =
@@ -176,7 +179,8 @@ final class RequestExecution: Sendable {
         // only weakly: it completes even when an adapter or retrier has dropped its callback (and the
         // execution with it), and no cycle outlives the request.
         call.attach(EndsAttempt(self))
-        attempt()
+        guard let refusal else { return attempt() }
+        call.complete(TransportOutcome(error: refusal))
     }
 
     // MARK: - Attempts and steps
@@ -488,13 +492,12 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// Throws unless the request can go on the wire as it is: its options in range, a URL the
-    /// transport can send to, a positive timeout, a token for a method, tokens for header names and
+    /// Throws unless the request can go on the wire as it is: a URL the transport can send to, a
+    /// positive timeout (an adapter may have changed it), a token for a method, tokens for header names and
     /// no control characters in header values (RFC 9110); a body's file still the size the request
     /// announces; and a download's destination is not a folder (which the download would
     /// otherwise replace, with all it holds).
     private func validate(_ request: URLRequest) throws(RequestValidationError) {
-        if let invalidOptions { throw invalidOptions }
         // FoundationNetworking traps on a request without a URL; SwiftNIO on a port out of range.
         guard let url = request.url else { throw .missingURL }
         try core.transport.validateForSending(url, redaction: core.redaction)

@@ -127,6 +127,47 @@ struct ReplacementError: Error, Equatable {}
         #expect(adapter.calls.value == 1)
     }
 
+    /// A timeout that is not a positive number bounds nothing, the wait for the adapters included:
+    /// the request fails with the typed error before any adapter is asked.
+    @Test(arguments: [0, -1, TimeInterval.nan, -TimeInterval.infinity])
+    func aTimeoutThatIsNotPositiveFailsBeforeAnAdapterThatNeverCallsBackIsAsked(timeout: TimeInterval) async throws {
+        let stub = URLProtocolStub { _ in .response() }
+        let adapter = Late(delay: nil)
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), adapters: [adapter])
+        var request = URLRequest(url: stub.baseURL)
+        request.timeoutInterval = timeout
+        let (recorder, _) = send(request, through: manager)
+        let error = try #require(await recorder.first(timeout: 5)).error
+        guard case .invalidTimeout? = error as? RequestValidationError else {
+            Issue.record("expected invalidTimeout, got \(String(describing: error))")
+            return
+        }
+        #expect(adapter.calls.value == 0)
+        #expect(stub.requests.isEmpty)
+        #expect(recorder.callCount == 1)
+    }
+
+    /// An adapter may still change the timeout; one it makes not positive fails the request unsent.
+    @Test func aTimeoutAnAdapterMakesNotPositiveFailsTheRequestUnsent() async throws {
+        struct Untimed: RequestAdapter {
+            func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+                var request = request
+                request.timeoutInterval = .nan
+                completion(.success(request))
+            }
+        }
+        let stub = URLProtocolStub { _ in .response() }
+        let manager = URLSessionManager(configuration: stub.makeSessionConfiguration(), adapters: [Untimed()])
+        let (recorder, _) = send(URLRequest(url: stub.baseURL), through: manager)
+        let error = try #require(await recorder.first(timeout: 5)).error
+        guard case .invalidTimeout(let seconds)? = error as? RequestValidationError else {
+            Issue.record("expected invalidTimeout, got \(String(describing: error))")
+            return
+        }
+        #expect(seconds.isNaN)
+        #expect(stub.requests.isEmpty)
+    }
+
     @Test(arguments: [nil, 1.5])
     func aRetrierThatDoesNotDecideWithinTheTimeoutFailsTheRequestWithItsResponse(delay: TimeInterval?) async throws {
         let stub = URLProtocolStub { _ in .response(statusCode: 503, body: Data("busy".utf8)) }
