@@ -34,10 +34,11 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     /// changed since the request was made, so its `Content-Length` would no longer tell where the
     /// body ends. `reason` says which.
     case unusableBodyFile(path: String, reason: String)
-    /// The body stream held more or fewer bytes than the `Content-Length` it was sent with
-    /// (`announced`); the exchange ended before the body was complete. A stream keeps the length
-    /// a request announces for it, where the transport can send one (over `URLSession` on Linux
-    /// every stream goes chunked): announce none for a stream whose length is not known.
+    /// The body stream held more or fewer bytes than the `Content-Length` announced for it
+    /// (`announced`); the exchange ended before the body was complete. A stream keeps the length a
+    /// request announces for it, over either transport (over `URLSession` on Linux, where every
+    /// stream goes chunked, the length is checked as the stream is read): announce none for a
+    /// stream whose length is not known.
     case bodyStreamLengthMismatch(announced: Int64)
     /// The body stream failed as it was read: it could not be opened (a file that is not there),
     /// or a read returned an error. The body was cut short, so whatever the server answered is

@@ -61,8 +61,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// Where the response's cookies are kept, and the request they answer; `nil` where the
         /// loading system keeps them.
         let cookies: (jar: CookieJar, request: URLRequest)?
-        /// Whether the request's body stream, if it is one of the caller's, failed: that fails the task.
-        let bodyStreamFailed: Locked<Bool>?
+        /// Why the request's body stream, if it is one of the caller's, failed, if it did: that
+        /// fails the task.
+        let bodyStreamFailure: Locked<RequestValidationError?>?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -78,11 +79,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     /// progress handler.
     func register(
         _ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?, fileProgress: ProgressHandler?,
-        cookies: (jar: CookieJar, request: URLRequest)? = nil, bodyStreamFailed: Locked<Bool>? = nil
+        cookies: (jar: CookieJar, request: URLRequest)? = nil, bodyStreamFailure: Locked<RequestValidationError?>? = nil
     ) {
         let record = Record(
             relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress, cookies: cookies,
-            bodyStreamFailed: bodyStreamFailed)
+            bodyStreamFailure: bodyStreamFailure)
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -167,9 +168,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             return relay.end(trustError)
         }
         // A body cut short by its stream: whatever came back answers another request than the one made.
-        if record.bodyStreamFailed?.withLock({ $0 }) == true {
+        if let failure = record.bodyStreamFailure?.withLock({ $0 }) {
             record.downloaded?.discard()
-            return relay.end(RequestValidationError.unreadableBodyStream)
+            return relay.end(failure)
         }
         if let fileError = record.fileError, error == nil {
             return relay.end(fileError)

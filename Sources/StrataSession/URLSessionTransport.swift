@@ -119,19 +119,23 @@ public final class URLSessionTransport: Transport {
             request.setHeaderField("Cookie", field)
         }
         let task: URLSessionTask
-        var bodyStreamFailed: Locked<Bool>?
+        var bodyStreamFailure: Locked<RequestValidationError?>?
         if let stream = request.httpBodyStream, !(stream is FileBodyStream) {
             // FoundationNetworking sends every stream chunked, and a `Content-Length` of the
             // request's beside it: a message framed twice, which a server and a proxy may each
             // read their own way (RFC 9112 §6.1).
+            let announced = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
             request.setHeaderField("Content-Length", nil)
             #if canImport(FoundationNetworking)
-                // And a stream that fails as an empty or a cut body, answered as a success. (Not on
-                // Apple platforms, whose loading system reports a failed stream itself, and takes
-                // an `InputStream` subclass only with private CFStream methods of its own.)
-                let checked = CheckedBodyStream(stream)
+                // And a stream that fails as an empty or a cut body, answered as a success, or that
+                // holds another length than it announced. (Not on Apple platforms, whose loading
+                // system reports a failed stream itself, and takes an `InputStream` subclass only
+                // with private CFStream methods of its own.)
+                let checked = CheckedBodyStream(stream, announced: announced)
                 request.httpBodyStream = checked
-                bodyStreamFailed = checked.failed
+                bodyStreamFailure = checked.failure
+            #else
+                _ = announced
             #endif
         }
         if let file = request.httpBodyStream as? FileBodyStream {
@@ -167,7 +171,7 @@ public final class URLSessionTransport: Transport {
         delegate.register(
             task, relay: relay, uploadProgress: attempt.uploadProgress,
             fileProgress: attempt.bodyIsBoundForFile ? attempt.fileProgress : nil,
-            cookies: cookies.map { ($0, request) }, bodyStreamFailed: bodyStreamFailed)
+            cookies: cookies.map { ($0, request) }, bodyStreamFailure: bodyStreamFailure)
         task.resume()
         if task is URLSessionDownloadTask {
             delegate.watchLoadingFile(of: task)
