@@ -343,3 +343,32 @@ extension FramingTests {
         }
     }
 }
+
+extension FramingTests {
+    /// A stream from a pipe whose writer pauses between its parts (the output of a process, say)
+    /// goes whole, with or without a length announced: a pause is not taken for the stream's end,
+    /// nor, with a length, for a stream shorter than it announced.
+    @Test(arguments: [nil, "3000"])
+    func aStreamFromAPipeWhoseWriterPausesGoesWhole(length: String?) async throws {
+        let pipe = Pipe()
+        let part = Data(repeating: UInt8(ascii: "p"), count: 1_000)
+        let fromPipe = Changing { request in
+            request.setHeaderField("Content-Length", length)
+            request.httpBodyStream = InputStream(
+                url: URL(fileURLWithPath: "/dev/fd/\(pipe.fileHandleForReading.fileDescriptor)"))
+        }
+        let writer = Thread {
+            for index in 0..<3 {
+                if index > 0 { Thread.sleep(forTimeInterval: 0.3) }
+                pipe.fileHandleForWriting.write(part)
+            }
+            try? pipe.fileHandleForWriting.close()
+        }
+        try await Harness.with(timeout: 10, adapters: [fromPipe]) { harness in
+            writer.start()
+            let echo = try await harness.transfer.request(
+                Endpoint<EchoReply>(path: "echo", method: .put, bodyEncoding: UploadEncoding.data(Data("x".utf8))))
+            #expect(echo.bodySize == 3_000)
+        }
+    }
+}
