@@ -68,7 +68,8 @@ import StrataCore
         }
 
         override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
-            guard let announced else { return counted(stream.read(buffer, maxLength: len)) }
+            // A read of nothing says nothing of the stream's length.
+            guard let announced, len > 0 else { return counted(stream.read(buffer, maxLength: len)) }
             let left = announced - handedOver
             guard left > 0 else {
                 // All announced bytes went: one more is a stream longer than its length.
