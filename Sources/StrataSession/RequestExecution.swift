@@ -493,10 +493,10 @@ final class RequestExecution: Sendable {
     }
 
     /// Throws unless the request can go on the wire as it is: a URL the transport can send to, a
-    /// positive timeout (an adapter may have changed it), a token for a method, tokens for header names and
-    /// no control characters in header values (RFC 9110); a body's file still the size the request
-    /// announces; and a download's destination is not a folder (which the download would
-    /// otherwise replace, with all it holds).
+    /// positive timeout (an adapter may have changed it), a token for a method, tokens for header
+    /// names and no control characters in header values (RFC 9110); a body's file still the size
+    /// the request announces; and a download's destination is not a folder (which the download
+    /// would otherwise replace, with all it holds).
     private func validate(_ request: URLRequest) throws(RequestValidationError) {
         // FoundationNetworking traps on a request without a URL; SwiftNIO on a port out of range.
         guard let url = request.url else { throw .missingURL }

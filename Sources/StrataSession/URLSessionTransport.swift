@@ -121,22 +121,20 @@ public final class URLSessionTransport: Transport {
         let task: URLSessionTask
         var bodyStreamFailure: Locked<RequestValidationError?>?
         if let stream = request.httpBodyStream, !(stream is FileBodyStream) {
-            // FoundationNetworking sends every stream chunked, and a `Content-Length` of the
-            // request's beside it: a message framed twice, which a server and a proxy may each
-            // read their own way (RFC 9112 §6.1).
-            let announced = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
-            request.setHeaderField("Content-Length", nil)
             #if canImport(FoundationNetworking)
-                // And a stream that fails as an empty or a cut body, answered as a success, or that
-                // holds another length than it announced. (Not on Apple platforms, whose loading
-                // system reports a failed stream itself, and takes an `InputStream` subclass only
-                // with private CFStream methods of its own.)
+                // FoundationNetworking sends a stream that fails as an empty or a cut body, answered
+                // as a success, and one that holds another length than it announced whole. (Not on
+                // Apple platforms, whose loading system reports a failed stream itself, and takes an
+                // `InputStream` subclass only with private CFStream methods of its own.)
+                let announced = request.headerField("Content-Length").flatMap { Int64($0) }
                 let checked = CheckedBodyStream(stream, announced: announced)
                 request.httpBodyStream = checked
                 bodyStreamFailure = checked.failure
-            #else
-                _ = announced
             #endif
+            // It sends every stream chunked, and a `Content-Length` of the request's beside it: a
+            // message framed twice, which a server and a proxy may each read their own way (RFC 9112
+            // §6.1).
+            request.setHeaderField("Content-Length", nil)
         }
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
