@@ -371,4 +371,28 @@ extension FramingTests {
             #expect(echo.bodySize == 3_000)
         }
     }
+
+    /// A stream from a pipe whose writer gives nothing, with a length announced: read through its
+    /// wait, it holds the request until the request's deadline, which ends it, and nothing after.
+    @Test func aStreamFromAPipeThatGivesNothingEndsAtTheDeadline() async throws {
+        let pipe = Pipe()
+        defer { try? pipe.fileHandleForWriting.close() }  // Ends the read the loading system waits in.
+        let fromPipe = Changing { request in
+            request.setHeaderField("Content-Length", "10")
+            request.httpBodyStream = InputStream(
+                url: URL(fileURLWithPath: "/dev/fd/\(pipe.fileHandleForReading.fileDescriptor)"))
+        }
+        try await Harness.with(timeout: 1, adapters: [fromPipe]) { harness in
+            let started = ContinuousClock.now
+            let error = await failure { () async throws(DataTransferError) in
+                try await harness.transfer.request(
+                    Endpoint<EchoReply>(path: "echo", method: .put, bodyEncoding: UploadEncoding.data(Data("x".utf8))))
+            }
+            guard case .networkFailure(.timedOut)? = error else {
+                Issue.record("over \(TestTransport.current): \(String(describing: error))")
+                return
+            }
+            #expect(ContinuousClock.now - started < .seconds(4))
+        }
+    }
 }
