@@ -229,6 +229,15 @@ enum Probe {
             return raw("I am not HTTP at all, only bytes\r\nand more bytes\r\n\r\n", expected: ["transport"])
         case .status999:
             return answer(head: "HTTP/1.1 999 Strange", body: "odd", expected: ["status 999"])
+        // AsyncHTTPClient alone takes these for interim responses and traps at their end or body.
+        case .statusZero:
+            return answer(head: "HTTP/1.1 000 None\r\nContent-Length: 0", body: "", expected: ["transport"])
+        case .statusBelow100WithBody:
+            return answer(
+                head: "HTTP/1.1 099 Odd\r\nTransfer-Encoding: chunked", body: "4\r\nodd!\r\n0\r\n\r\n",
+                expected: ["transport"])
+        case .statusBelow100UntilClose:
+            return raw("HTTP/1.1 099 Odd\r\nConnection: close\r\n\r\nodd", expected: ["transport"])
         case .statusWithoutReason:
             return raw(
                 "HTTP/1.1 200\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",

@@ -10,7 +10,8 @@ import NIOSSL
 /// it does not read the body of (a `return` directive): over HTTP/2 it sends the whole response as
 /// soon as the request's head arrives and then resets the stream with `NO_ERROR`, which RFC 9113
 /// §8.1 allows (the client is to stop sending the body). Over HTTP/1.1 it reads the request and
-/// answers it. Each answer is `200`, the body `ok`, and the protocol in `X-Protocol`.
+/// answers it. Each answer is `200`, the body `ok`, and the protocol in `X-Protocol`; over HTTP/2, a
+/// path `/status/CODE` is answered with `:status` `CODE` as written, whatever it is.
 public final class EarlyAnswerHTTP2Server: Sendable {
     /// `https://127.0.0.1:PORT`
     public let baseURL: URL
@@ -67,12 +68,14 @@ private final class AnswerThenReset: ChannelInboundHandler, Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .headers(let request) = unwrapInboundIn(data) else { return }
+        let path = request.headers.first(name: ":path") ?? ""
+        let status = path.hasPrefix("/status/") ? String(path.dropFirst("/status/".count)) : "200"
         // A request without a body has nothing to stop: answered in full, with no reset.
-        answer(context, thenReset: !request.endStream)
+        answer(context, status: status, thenReset: !request.endStream)
     }
 
-    private func answer(_ context: ChannelHandlerContext, thenReset: Bool) {
-        let head = HPACKHeaders([(":status", "200"), ("content-length", "2"), ("x-protocol", "h2")])
+    private func answer(_ context: ChannelHandlerContext, status: String, thenReset: Bool) {
+        let head = HPACKHeaders([(":status", status), ("content-length", "2"), ("x-protocol", "h2")])
         context.write(wrapOutboundOut(.headers(.init(headers: head))), promise: nil)
         let body = context.channel.allocator.buffer(string: "ok")
         context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)

@@ -41,6 +41,12 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case http09Garbage = "http09-garbage"
     /// Status 999.
     case status999 = "status-999"
+    /// Status `000`, no body: below every status there is, and not an interim `1xx` either.
+    case statusZero = "status-000"
+    /// Status `099`, with a chunked body.
+    case statusBelow100WithBody = "status-099-with-body"
+    /// Status `099`, its body delimited by the connection's close.
+    case statusBelow100UntilClose = "status-099-until-close"
     /// A status line with no reason phrase and no space after the code (`HTTP/1.1 200`), as some
     /// small servers write it; RFC 9112 asks for the space.
     case statusWithoutReason = "status-without-reason"

@@ -93,6 +93,36 @@ import Testing
         try await server.shutdown()
     }
 
+    /// Over HTTP/2 too (which a configuration may turn on), a response whose status is below 100 —
+    /// which AsyncHTTPClient 1.37 takes for an interim one and traps on at its end — fails as an
+    /// unreadable response; a stream with a valid status on the same connection still succeeds.
+    @Test(arguments: ["000", "099", "042"])
+    func overAsyncHTTPClientAnHTTP2StatusBelow100FailsAndTrapsNothing(status: String) async throws {
+        let server = try await EarlyAnswerHTTP2Server.start()
+        var configuration = try Self.trustingTestAuthority()
+        configuration.httpVersion = .automatic
+        let transport = AsyncHTTPClientTransport(configuration: configuration)
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+            sessionManager: SessionManager(transport: transport))
+        for path in ["status/\(status)", "answer", "status/\(status)", "answer"] {
+            do {
+                let response = try await service.request(endpoint: Endpoint<Data>(path: path))
+                #expect(path == "answer", "\(path) answered \(response.statusCode)")
+                #expect(response.headers["X-Protocol"] == "h2")
+            } catch {
+                guard case .transport(let error) = error else {
+                    Issue.record("\(path): expected a transport failure, got \(error)")
+                    continue
+                }
+                #expect(path != "answer")
+                #expect(error.code == .badServerResponse, "\(error)")
+            }
+        }
+        try await transport.shutdown()
+        try await server.shutdown()
+    }
+
     @Test func overAsyncHTTPClientTheSystemRootsRefuseAPrivateAuthority() async throws {
         let transport = AsyncHTTPClientTransport()
         let result = try await Self.echo(over: transport)

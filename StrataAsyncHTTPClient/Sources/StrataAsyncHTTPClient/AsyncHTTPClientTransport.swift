@@ -120,6 +120,7 @@ public final class AsyncHTTPClientTransport: Transport {
     ) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
+        configuration.refusesStatusCodesBelow100()
         if let serverTrust {
             configuration.evaluatesServerTrust(with: serverTrust)
         } else {
@@ -141,8 +142,10 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Creates a transport over `client`, which stays yours: shut it down after the last request.
     ///
     /// AsyncHTTPClient's own default configuration speaks HTTP/2 where a server offers it, where
-    /// AsyncHTTPClient 1.37 can trap the process (see ``strataConfiguration()``); start from that
-    /// configuration, or set `httpVersion = .http1Only`.
+    /// AsyncHTTPClient 1.37 can trap the process (see ``strataConfiguration()``), and lets a
+    /// response with a status code below 100 trap it too (see
+    /// `HTTPClient.Configuration.refusesStatusCodesBelow100()`); start from that configuration, or
+    /// set `httpVersion = .http1Only` and call `refusesStatusCodesBelow100()` on yours.
     /// - Parameters:
     ///   - client: A client whose configuration follows no redirect (`redirectConfiguration: .disallow`).
     ///   - decompresses: Whether the client's configuration enables decompression; only then do
@@ -194,8 +197,10 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The configuration of a client the transport creates: no redirects (the pipeline follows
     /// them), `gzip` and `deflate` bodies decompressed up to 500 times their size on the wire (a
     /// guard against decompression bombs), connection failures reported at once rather than retried
-    /// until the deadline (Strata's retriers decide), HTTP/1.1 only, and no tracing of its own
-    /// (Strata's pipeline opens one span per request, for all its attempts).
+    /// until the deadline (Strata's retriers decide), HTTP/1.1 only, no tracing of its own
+    /// (Strata's pipeline opens one span per request, for all its attempts), and a response with a
+    /// status code below 100 failed rather than let trap the process
+    /// (`HTTPClient.Configuration.refusesStatusCodesBelow100()`).
     ///
     /// HTTP/1.1 only, because AsyncHTTPClient 1.37 over HTTP/2 traps the process when a stream
     /// error (`RST_STREAM`, `GOAWAY`) arrives after the response has completed
@@ -211,6 +216,7 @@ public final class AsyncHTTPClientTransport: Transport {
         )
         configuration.httpVersion = .http1Only
         configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.refusesStatusCodesBelow100()
         // Strata's pipeline opens the request's span (StrataObservability's TracingMonitor), once
         // for all its attempts and redirects; the client's own would be a second, per attempt,
         // child of whatever context the caller's thread happened to hold.

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -341,6 +342,62 @@ import Testing
         let whole = try await send(URLRequest(url: server.url), over: transport, maximumBodyLength: 64 * 1024)
         #expect(whole.error == nil)
         #expect(whole.body.count == 64 * 1024)
+        try await client.shutdown()
+        try await server.channel.close()
+    }
+}
+
+/// A response whose status code is below 100, which AsyncHTTPClient 1.37 takes for an interim one
+/// and then traps on (at its end, or at its first body part), fails its request as an unreadable
+/// response, over a transport's own client and over a client passed in alike; the connection is
+/// not used again.
+@Suite struct StatusCodeBelow100Tests {
+    static let answers = [
+        "HTTP/1.1 000 None\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 099 Odd\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nodd!\r\n0\r\n\r\n",
+        "HTTP/1.1 042 Odd\r\nContent-Length: 4\r\n\r\nodd!",
+    ]
+
+    @Test(arguments: answers)
+    func failsAsABadServerResponseOverTheTransportsOwnClient(answer: String) async throws {
+        let server = try await CannedServer.start(answer: answer)
+        let transport = AsyncHTTPClientTransport()
+        for _ in 0..<2 {
+            let outcome = try await send(URLRequest(url: server.url), over: transport)
+            #expect((outcome.error as? URLError)?.code == .badServerResponse, "\(String(describing: outcome.error))")
+        }
+        try await transport.shutdown()
+        try await server.channel.close()
+    }
+
+    /// Applied twice, on a configuration with a debug initializer of the caller's: that initializer
+    /// still runs, once per connection, and the guard is added once.
+    @Test func failsOverAClientPassedInWhoseConfigurationRefusesThem() async throws {
+        let server = try await CannedServer.start(answer: Self.answers[1])
+        let connections = NIOLockedValueBox(0)
+        let guards = NIOLockedValueBox<[Int]>([])
+        var configuration = AsyncHTTPClientTransport.strataConfiguration()
+        configuration.http1_1ConnectionDebugInitializer = { channel in
+            connections.withLockedValue { $0 += 1 }
+            return channel.eventLoop.makeSucceededVoidFuture()
+        }
+        configuration.refusesStatusCodesBelow100()
+        configuration.refusesStatusCodesBelow100()
+        let counting = configuration.http1_1ConnectionDebugInitializer
+        configuration.http1_1ConnectionDebugInitializer = { channel in
+            (counting?(channel) ?? channel.eventLoop.makeSucceededVoidFuture()).map {
+                let count = channel.pipeline.debugDescription.components(separatedBy: "StatusCodeGuard").count - 1
+                guards.withLockedValue { $0.append(count) }
+            }
+        }
+        let client = HTTPClient(configuration: configuration)
+        let transport = AsyncHTTPClientTransport(client: client)
+        for _ in 0..<2 {
+            let outcome = try await send(URLRequest(url: server.url), over: transport)
+            #expect((outcome.error as? URLError)?.code == .badServerResponse, "\(String(describing: outcome.error))")
+        }
+        #expect(connections.withLockedValue { $0 } == 2)
+        #expect(guards.withLockedValue { $0 } == [1, 1])
         try await client.shutdown()
         try await server.channel.close()
     }
