@@ -117,7 +117,8 @@ public final class RawConnection: @unchecked Sendable {  // the lock guards the 
         while head.count < 65_536 {
             guard recv(descriptor, &byte, 1, 0) == 1 else { return nil }
             head.append(byte)
-            if head.count >= 4, head.suffix(4) == [13, 10, 13, 10] {
+            // By index: `suffix(4) == [...]` picks `Sequence.suffix`, which copies the whole head.
+            if head.count >= 4, head[(head.count - 4)...].elementsEqual([13, 10, 13, 10]) {
                 return String(decoding: head, as: UTF8.self)
             }
         }
