@@ -548,7 +548,9 @@ final class RequestExecution: Sendable {
         otherwise outcome: TransportOutcome, failure: (any Error)?
     ) {
         do {
-            var next = try nextHop(after: hop, sent: request, response: response)
+            var next = try nextHop(
+                after: hop, sent: request, response: response,
+                location: Self.location(outcome.head?.headers.values(for: "Location") ?? []))
             let proposed = next.base.url
             // The policy decides with no lock held: it may start requests of its own.
             guard let decided = context.run({ decide(next.base, response) }) else {
@@ -571,9 +573,25 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// The next request of a redirect from `sent`, made safe (see ``/StrataCore/RedirectPolicy``).
-    private func nextHop(after hop: Hop, sent: URLRequest, response: HTTPURLResponse) throws -> Hop {
-        let location = response.value(forHTTPHeaderField: "Location") ?? ""
+    /// The target a redirect's `Location` fields name: a field repeated with one value (two layers
+    /// of a server each adding it) names that value, and so does one value repeated in a field a
+    /// transport joined from several (FoundationNetworking joins them with ", ", which no URI
+    /// holds); fields of different values name no one target (RFC 9110 §10.2.2 allows one).
+    static func location(_ fields: [String]) throws(RedirectError) -> String {
+        guard let first = fields.first else { return "" }
+        guard fields.count == 1 else {
+            guard fields.allSatisfy({ $0 == first }) else {
+                throw .invalidLocation(fields.joined(separator: ", "))
+            }
+            return first
+        }
+        let parts = first.components(separatedBy: ", ")
+        return parts.count > 1 && parts.allSatisfy({ $0 == parts[0] }) ? parts[0] : first
+    }
+
+    /// The next request of a redirect from `sent` to `location`, made safe (see
+    /// ``/StrataCore/RedirectPolicy``).
+    private func nextHop(after hop: Hop, sent: URLRequest, response: HTTPURLResponse, location: String) throws -> Hop {
         guard let resolved = URL(string: location, relativeTo: response.url ?? sent.url)?.absoluteURL else {
             throw RedirectError.invalidLocation(location)
         }

@@ -149,6 +149,46 @@ import Testing
         }
     }
 
+    /// A `Location` repeated with one value, as a server whose two layers each add it sends it, is
+    /// followed to that value (before, to the two joined: `/landed,%20/landed`). Repeated with two
+    /// values it names no one target: over AsyncHTTPClient, which keeps the fields apart, it fails
+    /// as an invalid location; over URLSession, which joins them into one with ", ", the joined
+    /// text is followed as one URL, as FoundationNetworking shows no more.
+    @Test func aLocationRepeatedWithOneValueIsFollowedAndWithTwoNamesNoTarget() async throws {
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                let answer: String
+                if head.hasPrefix("GET /same ") {
+                    answer = "HTTP/1.1 302 Found\r\nLocation: /landed\r\nLocation: /landed\r\nContent-Length: 0\r\n\r\n"
+                } else if head.hasPrefix("GET /two ") {
+                    answer = "HTTP/1.1 302 Found\r\nLocation: /landed\r\nLocation: /other\r\nContent-Length: 0\r\n\r\n"
+                } else {
+                    let path = head.split(separator: " ").dropFirst().first ?? ""
+                    answer = "HTTP/1.1 200 OK\r\nContent-Length: \(path.utf8.count)\r\n\r\n\(path)"
+                }
+                guard connection.write(answer) else { return }
+            }
+        }
+        defer { server.shutdown() }
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+            sessionManager: SessionManager.underTest())
+        let same = try await service.request(endpoint: Endpoint<Data>(path: "same"))
+        #expect(String(decoding: same.body, as: UTF8.self) == "/landed")
+        do {
+            let two = try await service.request(endpoint: Endpoint<Data>(path: "two"))
+            #expect(TestTransport.current == .urlSession, "followed to \(String(decoding: two.body, as: UTF8.self))")
+            #expect(String(decoding: two.body, as: UTF8.self) == "/landed,%20/other")
+        } catch {
+            guard case .redirect(.invalidLocation(let location)) = error else {
+                Issue.record("expected an invalid location, got \(error)")
+                return
+            }
+            #expect(TestTransport.current == .asyncHTTPClient)
+            #expect(location == "/landed, /other")
+        }
+    }
+
     @Test func moreRedirectsThanAllowedFailWithTheTypedError() async throws {
         try await Harness.with { (harness) async throws in
             let error = await failure { () async throws(DataTransferError) in
