@@ -44,6 +44,10 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     /// or a read returned an error. The body was cut short, so whatever the server answered is
     /// not the answer to the request: the outcome is this error.
     case unreadableBodyStream
+    /// The request has a body, and the transport sends none with its method (`method`, as the
+    /// request names it); `reason` says which transport and what to do instead. `URLSession` sends
+    /// no body with `GET`, on Apple platforms and on Linux alike.
+    case bodyNotSendable(method: String, reason: String)
 
     /// A sentence saying what is wrong; text is shown escaped, so a control character cannot
     /// break a log line either.
@@ -84,6 +88,9 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
         case .unreadableBodyStream:
             return "The body stream could not be read (it failed to open, or a read failed), so the body was "
                 + "cut short; the request failed."
+        case .bodyNotSendable(let method, let reason):
+            return "The \(Self.shown(method)) request has a body, which cannot be sent: \(reason); "
+                + "the request was not sent."
         }
     }
 

@@ -83,6 +83,24 @@ public final class URLSessionTransport: Transport {
         session.finishTasksAndInvalidate()
     }
 
+    /// Why `request`'s body cannot go: `URLSession` sends no body with `GET` (on Apple platforms and
+    /// on Linux, where it fails the request as "resource exceeds maximum size", -1103). `nil` for a
+    /// request with no body, or an empty one; a stream not of a file may hold bytes.
+    static func unsendableBody(of request: URLRequest) -> RequestValidationError? {
+        guard let method = request.httpMethod, method.uppercased() == HTTPMethod.get.rawValue else { return nil }
+        let hasBody =
+            if let file = request.httpBodyStream as? FileBodyStream {
+                file.length > 0
+            } else {
+                request.httpBodyStream != nil || request.httpBody?.isEmpty == false
+            }
+        guard hasBody else { return nil }
+        return .bodyNotSendable(
+            method: method,
+            reason: "URLSession sends no body with a GET request; put its parameters in the query, "
+                + "or send it over a transport that does (AsyncHTTPClientTransport)")
+    }
+
     /// Sends `attempt` as one `URLSession` task: an upload from its file for a
     /// ``/StrataCore/FileBodyStream`` body; a download task when the body is bound for a file
     /// (``TransportAttempt/bodyIsBoundForFile``), played from the file it wrote as the consumer
@@ -101,6 +119,9 @@ public final class URLSessionTransport: Transport {
             return ResponsePlayback.start(head: nil, steps: [.fail(error)], to: receiver)
         }
         request = request.framedByItsBody()
+        if let refusal = Self.unsendableBody(of: request) {
+            return ResponsePlayback.start(head: nil, steps: [.fail(refusal)], to: receiver)
+        }
         #if canImport(FoundationNetworking)
             // FoundationNetworking shows no certificate chain: an evaluator could not be asked, and an
             // `https` request sent anyway would trust what nobody checked.

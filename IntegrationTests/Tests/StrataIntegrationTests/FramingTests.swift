@@ -396,3 +396,44 @@ extension FramingTests {
         }
     }
 }
+
+extension FramingTests {
+    /// A `GET` with a body — the search APIs some servers offer take one — goes with it over
+    /// AsyncHTTPClient. `URLSession` sends no body with `GET` (on Apple platforms as on Linux): it
+    /// failed such a request as "resource exceeds maximum size" (`URLError` -1103), which Strata
+    /// described as a body too large for the transport. It is refused unsent with an error that
+    /// says why; a `GET` with an empty body goes as one without. (A method is sent in capitals.)
+    @Test(arguments: ["GET", "get"], [false, true])
+    func aGETWithABodyGoesOverAsyncHTTPClientAndIsRefusedUnsentOverURLSession(
+        method: String, asStream: Bool
+    ) async throws {
+        let streamed = Changing { request in
+            if asStream, let body = request.httpBody, !body.isEmpty {
+                request.httpBody = nil
+                request.httpBodyStream = InputStream(data: body)
+            }
+        }
+        try await Harness.with(timeout: 5, adapters: [streamed]) { harness in
+            let endpoint = Endpoint<EchoReply>(
+                path: "echo", method: HTTPMethod(rawValue: method),
+                bodyEncoding: UploadEncoding.data(Data("{\"query\":{}}".utf8)))
+            do throws(DataTransferError) {
+                let echo = try await harness.transfer.request(endpoint)
+                #expect(TestTransport.current == .asyncHTTPClient)
+                #expect(echo.method == "GET" && echo.body == "{\"query\":{}}")
+            } catch {
+                guard case .networkFailure(.invalidRequest(.bodyNotSendable(let refused, _))) = error else {
+                    Issue.record("over \(TestTransport.current): \(error)")
+                    return
+                }
+                #expect(TestTransport.current == .urlSession)
+                #expect(refused == "GET")
+                #expect(error.localizedDescription.contains("URLSession sends no body with a GET request"))
+            }
+            let empty = try await harness.transfer.request(
+                Endpoint<EchoReply>(
+                    path: "echo", method: HTTPMethod(rawValue: method), bodyEncoding: UploadEncoding.data(Data())))
+            #expect(empty.method == "GET" && empty.bodySize == 0)
+        }
+    }
+}
