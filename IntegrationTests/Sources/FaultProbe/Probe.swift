@@ -229,6 +229,8 @@ enum Probe {
             return raw("I am not HTTP at all, only bytes\r\nand more bytes\r\n\r\n", expected: ["transport"])
         case .status999:
             return answer(head: "HTTP/1.1 999 Strange", body: "odd", expected: ["status 999"])
+        case .headCutShort:
+            return raw("HTTP/1.1 200 OK\r\nX-Partial: yes\r\n", expected: ["transport"])
         // AsyncHTTPClient alone takes these for interim responses and traps at their end or body.
         case .statusZero:
             return answer(head: "HTTP/1.1 000 None\r\nContent-Length: 0", body: "", expected: ["transport"])

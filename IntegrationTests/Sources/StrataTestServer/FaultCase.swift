@@ -41,6 +41,8 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case http09Garbage = "http09-garbage"
     /// Status 999.
     case status999 = "status-999"
+    /// The status line and one field, then the connection closes in order: a head cut short.
+    case headCutShort = "head-cut-short"
     /// Status `000`, no body: below every status there is, and not an interim `1xx` either.
     case statusZero = "status-000"
     /// Status `099`, with a chunked body.
@@ -188,7 +190,7 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
 
     /// Whether the case is known to crash over URLSession on Linux, where Strata cannot step in.
     public var crashesFoundationNetworking: Bool {
-        self == .unparsableRedirectHost || self == .chunkedWithTrailers
+        self == .unparsableRedirectHost || self == .chunkedWithTrailers || self == .headCutShort
     }
 }
 
