@@ -212,16 +212,32 @@ public final class URLSessionTransport: Transport {
 
     /// `error` with the code `URLSession` gives on Apple platforms: FoundationNetworking reports a
     /// refused certificate as `URLError(.unknown)` with curl's message ("SSL certificate problem:
-    /// unable to get local issuer certificate"), which is kept.
+    /// unable to get local issuer certificate"), and an answer that is not HTTP — a status line it
+    /// cannot read, a status code out of range, or bytes a previous answer left on the connection —
+    /// as `URLError(.unsupportedURL)` ("Unsupported HTTP version in response", "Unsupported
+    /// response code in HTTP response", "Received HTTP/0.9 when not allowed"), as if the URL were at
+    /// fault; curl's message is kept.
     static func classified(_ error: any Error) -> any Error {
-        guard let error = error as? URLError, error.code == .unknown,
-            let message = error.userInfo[NSLocalizedDescriptionKey] as? String, message.hasPrefix("SSL")
+        guard let error = error as? URLError, let message = error.userInfo[NSLocalizedDescriptionKey] as? String
         else { return error }
-        let code: URLError.Code =
-            message.contains("certificate") || message.contains("subject name")
-            ? .serverCertificateUntrusted : .secureConnectionFailed
+        let code: URLError.Code
+        switch error.code {
+        case .unknown where message.hasPrefix("SSL"):
+            code =
+                message.contains("certificate") || message.contains("subject name")
+                ? .serverCertificateUntrusted : .secureConnectionFailed
+        case .unsupportedURL where Self.notHTTPMessages.contains(where: message.hasPrefix):
+            code = .badServerResponse
+        default:
+            return error
+        }
         return URLError(code, userInfo: error.userInfo)
     }
+
+    /// How libcurl's messages begin for an answer it cannot read as HTTP.
+    private static let notHTTPMessages = [
+        "Unsupported HTTP version", "Unsupported response code", "Received HTTP/0.9",
+    ]
 
     /// A year: the longest timeout handed to the loading system.
     static let longestTimeout: TimeInterval = 31_536_000

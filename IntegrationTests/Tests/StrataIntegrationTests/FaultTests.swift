@@ -30,7 +30,7 @@ import Testing
     static let codes: [TestTransport: [Fault: URLError.Code]] = [
         .urlSession: [
             .closeBeforeResponse: .badServerResponse, .closeMidBody: .unknown, .shortContentLength: .unknown,
-            .malformedStatusLine: .unsupportedURL,
+            .malformedStatusLine: .badServerResponse,
         ],
         .asyncHTTPClient: [
             .closeBeforeResponse: .networkConnectionLost, .closeMidBody: .networkConnectionLost,

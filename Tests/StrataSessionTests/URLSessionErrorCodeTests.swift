@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+@testable import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// FoundationNetworking's errors get the codes Apple's `URLSession` gives for the same failure, with
+/// libcurl's message kept: a refused certificate is no unknown error, and an answer that is not
+/// HTTP is no fault of the URL's.
+@Suite struct URLSessionErrorCodeTests {
+    @Test(arguments: [
+        (
+            "SSL certificate problem: unable to get local issuer certificate", URLError.Code.unknown,
+            URLError.Code.serverCertificateUntrusted
+        ),
+        (
+            "SSL: no alternative certificate subject name matches target host name", .unknown,
+            .serverCertificateUntrusted
+        ),
+        ("SSL connect error", .unknown, .secureConnectionFailed),
+        ("Unsupported HTTP version in response", .unsupportedURL, .badServerResponse),
+        ("Unsupported response code in HTTP response", .unsupportedURL, .badServerResponse),
+        ("Received HTTP/0.9 when not allowed", .unsupportedURL, .badServerResponse),
+        ("Protocol \"gopher\" not supported", .unsupportedURL, .unsupportedURL),
+        ("Recv failure: Connection reset by peer", .unknown, .unknown),
+    ])
+    func aLoadingSystemErrorGetsApplesCode(message: String, code: URLError.Code, expected: URLError.Code) {
+        let error = URLError(code, userInfo: [NSLocalizedDescriptionKey: message])
+        let classified = URLSessionTransport.classified(error) as? URLError
+        #expect(classified?.code == expected)
+        #expect(classified?.userInfo[NSLocalizedDescriptionKey] as? String == message)
+    }
+}
