@@ -46,7 +46,7 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     case unreadableBodyStream
     /// The request has a body, and the transport sends none with its method (`method`, as the
     /// request names it); `reason` says which transport and what to do instead. `URLSession` sends
-    /// no body with `GET`, on Apple platforms and on Linux alike.
+    /// no body with `GET` or `HEAD`.
     case bodyNotSendable(method: String, reason: String)
 
     /// A sentence saying what is wrong; text is shown escaped, so a control character cannot

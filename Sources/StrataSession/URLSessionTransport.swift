@@ -84,10 +84,14 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Why `request`'s body cannot go: `URLSession` sends no body with `GET` (on Apple platforms and
-    /// on Linux, where it fails the request as "resource exceeds maximum size", -1103). `nil` for a
-    /// request with no body, or an empty one; a stream not of a file may hold bytes.
+    /// on Linux, where it fails the request as "resource exceeds maximum size", -1103) or `HEAD`
+    /// (on Linux it announces the body's length and sends none, and the server waits for the body
+    /// until the request's deadline). `nil` for a request with no body, or an empty one; a stream
+    /// not of a file may hold bytes.
     static func unsendableBody(of request: URLRequest) -> RequestValidationError? {
-        guard let method = request.httpMethod, method.uppercased() == HTTPMethod.get.rawValue else { return nil }
+        guard let method = request.httpMethod?.uppercased(), Self.methodsWithoutBody.contains(method) else {
+            return nil
+        }
         let hasBody =
             if let file = request.httpBodyStream as? FileBodyStream {
                 file.length > 0
@@ -97,9 +101,12 @@ public final class URLSessionTransport: Transport {
         guard hasBody else { return nil }
         return .bodyNotSendable(
             method: method,
-            reason: "URLSession sends no body with a GET request; put its parameters in the query, "
+            reason: "URLSession sends no body with a \(method) request; put its parameters in the query, "
                 + "or send it over a transport that does (AsyncHTTPClientTransport)")
     }
+
+    /// The methods `URLSession` sends no body with.
+    private static let methodsWithoutBody: Set<String> = [HTTPMethod.get.rawValue, HTTPMethod.head.rawValue]
 
     /// Sends `attempt` as one `URLSession` task: an upload from its file for a
     /// ``/StrataCore/FileBodyStream`` body; a download task when the body is bound for a file
