@@ -65,20 +65,30 @@ extension HTTPClient.Configuration {
         after previous: (@Sendable (any Channel) -> EventLoopFuture<Void>)?,
         behind encoder: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> any ChannelHandler
     ) -> @Sendable (any Channel) -> EventLoopFuture<Void> {
+        chaining(after: previous) { channel in
+            // The TLS handler is the connection's: a stream's parent holds it. Without one, a
+            // plain `http` connection, there is nothing to evaluate.
+            let connection = channel.parent ?? channel
+            guard let tls = try? connection.pipeline.syncOperations.handler(type: NIOSSLHandler.self) else {
+                return
+            }
+            let operations = channel.pipeline.syncOperations
+            try operations.addHandler(
+                ServerTrustGate(checks: checks, certificate: tls.peerCertificate),
+                position: .after(try encoder(operations)))
+        }
+    }
+
+    /// A debug initializer that runs `previous` (one set before, if any), then `install` on the
+    /// channel's event loop: how Strata adds its handlers to a client's connections and streams
+    /// without taking the initializers a caller set.
+    static func chaining(
+        after previous: (@Sendable (any Channel) -> EventLoopFuture<Void>)?,
+        _ install: @escaping @Sendable (any Channel) throws -> Void
+    ) -> @Sendable (any Channel) -> EventLoopFuture<Void> {
         { channel in
             let ready = previous?(channel) ?? channel.eventLoop.makeSucceededVoidFuture()
-            return ready.hop(to: channel.eventLoop).flatMapThrowing {
-                // The TLS handler is the connection's: a stream's parent holds it. Without one, a
-                // plain `http` connection, there is nothing to evaluate.
-                let connection = channel.parent ?? channel
-                guard let tls = try? connection.pipeline.syncOperations.handler(type: NIOSSLHandler.self) else {
-                    return
-                }
-                let operations = channel.pipeline.syncOperations
-                try operations.addHandler(
-                    ServerTrustGate(checks: checks, certificate: tls.peerCertificate),
-                    position: .after(try encoder(operations)))
-            }
+            return ready.hop(to: channel.eventLoop).flatMapThrowing { try install(channel) }
         }
     }
 }

@@ -33,13 +33,10 @@ extension HTTPClient.Configuration {
         after previous: (@Sendable (any Channel) -> EventLoopFuture<Void>)?,
         behind decoder: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> any ChannelHandler
     ) -> @Sendable (any Channel) -> EventLoopFuture<Void> {
-        { channel in
-            let ready = previous?(channel) ?? channel.eventLoop.makeSucceededVoidFuture()
-            return ready.hop(to: channel.eventLoop).flatMapThrowing {
-                let operations = channel.pipeline.syncOperations
-                guard (try? operations.handler(type: StatusCodeGuard.self)) == nil else { return }
-                try operations.addHandler(StatusCodeGuard(), position: .after(try decoder(operations)))
-            }
+        chaining(after: previous) { channel in
+            let operations = channel.pipeline.syncOperations
+            guard (try? operations.handler(type: StatusCodeGuard.self)) == nil else { return }
+            try operations.addHandler(StatusCodeGuard(), position: .after(try decoder(operations)))
         }
     }
 }
