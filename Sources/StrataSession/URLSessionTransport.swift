@@ -105,6 +105,28 @@ public final class URLSessionTransport: Transport {
                 + "or send it over a transport that does (AsyncHTTPClientTransport)")
     }
 
+    /// Prepares a body stream of the caller's (not a file's) for the loading system, and returns
+    /// where a failure of it is noted (on Linux; `nil` elsewhere, or for no such stream).
+    private static func preparingBodyStream(of request: inout URLRequest) -> Locked<RequestValidationError?>? {
+        guard let stream = request.httpBodyStream, !(stream is FileBodyStream) else { return nil }
+        // It sends every stream chunked, and a `Content-Length` of the request's beside it: a
+        // message framed twice, which a server and a proxy may each read their own way (RFC 9112
+        // §6.1). (Dropped once the stream has been given the length it announces.)
+        defer { request.setHeaderField("Content-Length", nil) }
+        #if canImport(FoundationNetworking)
+            // FoundationNetworking sends a stream that fails as an empty or a cut body, answered as a
+            // success, and one that holds another length than it announced whole. (Not on Apple
+            // platforms, whose loading system reports a failed stream itself, and takes an
+            // `InputStream` subclass only with private CFStream methods of its own.)
+            let announced = request.headerField("Content-Length").flatMap { Int64($0) }
+            let checked = CheckedBodyStream(stream, announced: announced)
+            request.httpBodyStream = checked
+            return checked.failure
+        #else
+            return nil
+        #endif
+    }
+
     /// The methods `URLSession` sends no body with.
     private static let methodsWithoutBody: Set<String> = [HTTPMethod.get.rawValue, HTTPMethod.head.rawValue]
 
@@ -147,23 +169,7 @@ public final class URLSessionTransport: Transport {
             request.setHeaderField("Cookie", field)
         }
         let task: URLSessionTask
-        var bodyStreamFailure: Locked<RequestValidationError?>?
-        if let stream = request.httpBodyStream, !(stream is FileBodyStream) {
-            #if canImport(FoundationNetworking)
-                // FoundationNetworking sends a stream that fails as an empty or a cut body, answered
-                // as a success, and one that holds another length than it announced whole. (Not on
-                // Apple platforms, whose loading system reports a failed stream itself, and takes an
-                // `InputStream` subclass only with private CFStream methods of its own.)
-                let announced = request.headerField("Content-Length").flatMap { Int64($0) }
-                let checked = CheckedBodyStream(stream, announced: announced)
-                request.httpBodyStream = checked
-                bodyStreamFailure = checked.failure
-            #endif
-            // It sends every stream chunked, and a `Content-Length` of the request's beside it: a
-            // message framed twice, which a server and a proxy may each read their own way (RFC 9112
-            // §6.1).
-            request.setHeaderField("Content-Length", nil)
-        }
+        let bodyStreamFailure = Self.preparingBodyStream(of: &request)
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
             request.httpBodyStream = nil
