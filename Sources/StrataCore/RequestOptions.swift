@@ -36,7 +36,8 @@ public struct RequestOptions: Sendable {
     /// The redirect policy for this request; `nil` for the manager's.
     public var redirectPolicy: RedirectPolicy?
     /// Where to save the response body instead of collecting it in memory; an existing file there
-    /// is replaced (a folder there is not: the download fails with a typed error). Missing folders
+    /// is replaced, as is a link (not what it names); a folder, a device (`/dev/null`), a pipe or a
+    /// socket there is not: the download fails with a typed error, unsent. Missing folders
     /// on the way are created. The response then has an empty body and this `fileURL`.
     public var downloadDestination: URL?
     /// Called as the response body arrives — written to ``downloadDestination``, or held in memory

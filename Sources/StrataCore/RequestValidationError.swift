@@ -25,6 +25,10 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     case unsupportedURL(String, reason: UnsupportedURLReason)
     /// A download's destination (this path) is a folder, which a download never replaces.
     case downloadDestinationIsAFolder(String)
+    /// A download's destination (this path) is a device, a pipe or a socket — `/dev/null`, say —
+    /// which a download never replaces either: it would remove the device (as root, the system's)
+    /// and leave a file in its place.
+    case downloadDestinationIsNotAFile(String)
     /// An option of the request's (``RequestOptions``, named by `name`) is out of its range: a
     /// stream timeout that is not a positive number of seconds, a stream buffer limit that is not a
     /// positive number of bytes, a negative body length. `value` is the option's, as given.
@@ -69,6 +73,9 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
         case .downloadDestinationIsAFolder(let path):
             return "The download's destination \(Self.shown(path, limit: 200)) is a folder, which a download never "
                 + "replaces; name a file in it."
+        case .downloadDestinationIsNotAFile(let path):
+            return "The download's destination \(Self.shown(path, limit: 200)) is a device, a pipe or a socket, "
+                + "which a download never replaces; name a file, or stream the body to discard it."
         case .invalidOption(let name, let value):
             let range =
                 switch name {
@@ -96,6 +103,23 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
 
     /// ``errorDescription``.
     public var description: String { errorDescription ?? "" }
+
+    /// Why a download must not be placed at `destination`: a folder (or a link to one), whose
+    /// contents it would replace, or a device, a pipe or a socket, which is no file to replace.
+    /// `nil` when nothing is there, a file, or a link to anything else (the link is replaced; what
+    /// it names is left as it is).
+    package static func refusingDownload(to destination: URL) -> RequestValidationError? {
+        let manager = FileManager.default
+        var isFolder: ObjCBool = false
+        if manager.fileExists(atPath: destination.path, isDirectory: &isFolder), isFolder.boolValue {
+            return .downloadDestinationIsAFolder(destination.path)
+        }
+        // What the path itself is (a link is not followed here).
+        guard let type = try? manager.attributesOfItem(atPath: destination.path)[.type] as? FileAttributeType,
+            type != .typeRegular, type != .typeSymbolicLink
+        else { return nil }
+        return .downloadDestinationIsNotAFile(destination.path)
+    }
 
     /// `text` quoted with control characters escaped, at most `limit` characters of it.
     static func shown(_ text: String, limit: Int = 64) -> String {

@@ -495,8 +495,8 @@ final class RequestExecution: Sendable {
     /// Throws unless the request can go on the wire as it is: a URL the transport can send to, a
     /// positive timeout (an adapter may have changed it), a token for a method, tokens for header
     /// names and no control characters in header values (RFC 9110); a body's file still the size
-    /// the request announces; and a download's destination is not a folder (which the download
-    /// would otherwise replace, with all it holds).
+    /// the request announces; and a download's destination is a file or nothing yet (a folder
+    /// would be replaced with all it holds, a device such as `/dev/null` removed).
     private func validate(_ request: URLRequest) throws(RequestValidationError) {
         // FoundationNetworking traps on a request without a URL; SwiftNIO on a port out of range.
         guard let url = request.url else { throw .missingURL }
@@ -506,8 +506,8 @@ final class RequestExecution: Sendable {
         if let file = request.httpBodyStream as? FileBodyStream {
             try file.checkUnchanged()
         }
-        if let destination = download, FileWriter.isFolder(destination) {
-            throw .downloadDestinationIsAFolder(destination.path)
+        if let destination = download, let refusal = RequestValidationError.refusingDownload(to: destination) {
+            throw refusal
         }
     }
 

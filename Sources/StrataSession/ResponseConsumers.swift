@@ -172,24 +172,16 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         return true
     }
 
-    /// Moves the body at `source` to `destination`, replacing a file there, never a folder (the
-    /// pipeline refuses a folder before sending; one may have been made there since).
+    /// Moves the body at `source` to `destination`, replacing a file (or a link) there, never a
+    /// folder or a device (the pipeline refuses both before sending; one may have been made since).
     private static func place(_ source: URL, at destination: URL) throws {
+        if let refusal = RequestValidationError.refusingDownload(to: destination) { throw refusal }
         let manager = FileManager.default
-        var isFolder: ObjCBool = false
-        if manager.fileExists(atPath: destination.path, isDirectory: &isFolder) {
-            guard !isFolder.boolValue else {
-                throw RequestValidationError.downloadDestinationIsAFolder(destination.path)
-            }
+        // Anything there, a link to nothing included.
+        if (try? manager.attributesOfItem(atPath: destination.path)) != nil {
             try manager.removeItem(at: destination)
         }
         try manager.moveItem(at: source, to: destination)
-    }
-
-    /// Whether `url` names a folder (or a link to one).
-    static func isFolder(_ url: URL) -> Bool {
-        var isFolder: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) && isFolder.boolValue
     }
 
     /// Writing failed: the exchange is ended, the partial file removed, and the outcome is the error.

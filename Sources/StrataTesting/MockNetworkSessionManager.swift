@@ -152,8 +152,8 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
     }
 
     /// Records `request` and answers with the next stubbed response, as an outcome: an acceptable
-    /// body for a request with a download destination is written there, as a real manager does,
-    /// and the outcome names the file.
+    /// body for a request with a download destination is written there, as a real manager does
+    /// (which refuses a folder or a device there), and the outcome names the file.
     @discardableResult
     public func send(
         _ request: URLRequest, options: RequestOptions, completion: @escaping @Sendable (TransportOutcome) -> Void
@@ -162,6 +162,7 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
             var outcome = TransportOutcome(response: response, body: data ?? Data(), error: error)
             if error == nil, let destination = options.downloadDestination {
                 do {
+                    if let refusal = RequestValidationError.refusingDownload(to: destination) { throw refusal }
                     try FileManager.default.createDirectory(
                         at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
                     try outcome.body.write(to: destination, options: .atomic)

@@ -141,6 +141,36 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["note.txt"])
     }
 
+    /// A named pipe as the destination (as a device such as `/dev/null` would be) is refused before
+    /// anything is sent, with or without progress, and stays a pipe: a download replaced it with a
+    /// file, as it replaced `/dev/null` itself when run as root.
+    @Test(arguments: [false, true])
+    func aPipeAsTheDestinationIsRefusedAndKept(followsProgress: Bool) async throws {
+        let pipe = destination()
+        let folder = pipe.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try #require(mkfifo(pipe.path, 0o600) == 0)
+        var progress: (@Sendable (Progress) -> Void)?
+        if followsProgress { progress = { _ in } }
+        try await Harness.with { (harness) async throws in
+            let error = await failure { () async throws(DataTransferError) in
+                try await harness.transfer.request(
+                    Endpoint<Void>(
+                        path: "stream-bytes/1024",
+                        options: RequestOptions(downloadDestination: pipe, downloadProgress: progress)))
+            }
+            guard case .networkFailure(.invalidRequest(.downloadDestinationIsNotAFile(let path)))? = error else {
+                Issue.record("expected the pipe to be refused, got \(String(describing: error))")
+                return
+            }
+            #expect(path == pipe.path)
+        }
+        let type = try FileManager.default.attributesOfItem(atPath: pipe.path)[.type] as? FileAttributeType
+        #expect(type != .typeRegular)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [pipe.lastPathComponent])
+    }
+
     @Test func aDownloadAnsweredByABasicChallengeFailsWithTheUnauthorizedResponse() async throws {
         let target = destination()
         try await Harness.with { (harness) async throws in
