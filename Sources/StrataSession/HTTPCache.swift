@@ -76,6 +76,7 @@ public final class HTTPCache: Sendable {
     /// - Parameters:
     ///   - memoryCapacity: The most bytes kept in memory; 16 MiB by default.
     ///   - directory: A folder to also keep entries in, which survive the process; `nil` for none.
+    ///     It may hold files of the app's: the cache counts, trims and removes only its own.
     ///   - diskCapacity: The most bytes of files kept in `directory`; 64 MiB by default.
     ///   - isShared: Whether the cache serves several users (see ``isShared``).
     public convenience init(
@@ -99,12 +100,15 @@ public final class HTTPCache: Sendable {
         self.now = now
     }
 
-    /// Forgets every entry, in memory and on disk.
+    /// Forgets every entry, in memory and on disk: the entry files in ``directory`` are removed,
+    /// and nothing else of the folder.
     public func removeAll() {
         memory.withLock { $0 = Memory() }
         if let directory {
             disk.sync {
-                try? FileManager.default.removeItem(at: directory)
+                for file in DiskFiles.entryFiles(in: directory) {
+                    try? FileManager.default.removeItem(at: file.url)
+                }
                 files.withLock { $0 = DiskFiles() }
             }
         }
@@ -415,19 +419,25 @@ private struct DiskFiles: Sendable {
 
     init() {}
 
-    /// The entry files `directory` holds — named as ``HTTPCache`` names them, a hash in hexadecimal
-    /// and `.json`, so that no other file in the folder is ever counted or removed — the one
-    /// modified longest ago first.
+    /// The entry files `directory` holds, the one modified longest ago first.
     init(in directory: URL) {
-        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
+        for file in Self.entryFiles(in: directory).sorted(by: { $0.modified < $1.modified }) {
+            set(file.url.lastPathComponent, size: file.size)
+        }
+    }
+
+    /// The entry files of `directory`: regular files named as ``HTTPCache`` names them, a hash in
+    /// hexadecimal and `.json`, so that nothing else in the folder — a file or a folder of the
+    /// app's — is ever counted or removed.
+    static func entryFiles(in directory: URL) -> [(url: URL, size: Int, modified: Date)] {
+        let keys: [URLResourceKey] = [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey]
         let found =
             (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
-        let files = found.filter { Self.isEntryFile($0.lastPathComponent) }.map { url in
-            let values = try? url.resourceValues(forKeys: Set(keys))
-            return (url.lastPathComponent, values?.fileSize ?? 0, values?.contentModificationDate ?? .distantPast)
-        }
-        for (name, size, _) in files.sorted(by: { $0.2 < $1.2 }) {
-            set(name, size: size)
+        return found.compactMap { url in
+            guard isEntryFile(url.lastPathComponent), let values = try? url.resourceValues(forKeys: Set(keys)),
+                values.isRegularFile == true
+            else { return nil }
+            return (url, values.fileSize ?? 0, values.contentModificationDate ?? .distantPast)
         }
     }
 

@@ -345,6 +345,49 @@ private final class TestClock: Sendable {
         #expect(origin.requests.count == 2)
     }
 
+    /// `removeAll()` removes the cache's entry files and nothing else of the folder it was given —
+    /// an app's caches folder, say, with files of its own beside them: it removed the whole folder.
+    /// A folder named like an entry file is not one either, and is neither counted nor removed.
+    @Test func removeAllRemovesTheEntriesAndNothingElseOfTheFolder() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lookalike = directory.appendingPathComponent("abc123.json")
+        try FileManager.default.createDirectory(at: lookalike, withIntermediateDirectories: true)
+        try Data("the user's".utf8).write(to: lookalike.appendingPathComponent("inside"))
+        try Data("the user's".utf8).write(to: directory.appendingPathComponent("settings.json"))
+        let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60"], "kept") }
+        let clock = self.clock
+        func caching(diskCapacity: Int) -> (SessionManager, HTTPCache) {
+            let cache = HTTPCache(
+                memoryCapacity: 1_048_576, directory: directory, diskCapacity: diskCapacity, isShared: false,
+                now: { clock.now })
+            return (SessionManager(transport: origin, cache: cache), cache)
+        }
+        let (manager, cache) = caching(diskCapacity: 1_048_576)
+        for index in 0..<3 { _ = try await get(manager, url: URL(string: "https://api.strata.test/items/\(index)")) }
+        cache.flush()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 5)
+        cache.removeAll()
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [
+                "abc123.json", "settings.json",
+            ])
+        #expect(FileManager.default.fileExists(atPath: lookalike.appendingPathComponent("inside").path))
+        // It goes on storing in the same folder.
+        _ = try await get(manager)
+        cache.flush()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 3)
+        // A cache with room for nothing trims every entry file, and nothing else.
+        let (trimming, trimmingCache) = caching(diskCapacity: 1)
+        _ = try await get(trimming, url: URL(string: "https://api.strata.test/other"))
+        trimmingCache.flush()
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [
+                "abc123.json", "settings.json",
+            ])
+        #expect(FileManager.default.fileExists(atPath: lookalike.appendingPathComponent("inside").path))
+    }
+
     /// The folder holds at most `diskCapacity` bytes: the files written longest ago go, those
     /// the folder held before the cache was made included.
     @Test func theFolderKeepsAtMostItsCapacity() async throws {
