@@ -35,11 +35,16 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
     /// Timeouts this long or longer (ten years) set no deadline at all.
     static let longest: TimeInterval = 315_360_000
 
+    /// The queue every session's timer fires on. One for all: a timer's source is registered and
+    /// cancelled by its queue, and a queue per session took a thread of its own for each — a
+    /// burst of some hundred threads when an app made a manager per request.
+    private static let queue = StrataQueue.make("Strata.SessionManager.deadlines")
+
     private let state = Locked(State())
     private let timer: any DispatchSourceTimer
 
     init() {
-        timer = DispatchSource.makeTimerSource(queue: StrataQueue.make("Strata.SessionManager.deadlines"))
+        timer = DispatchSource.makeTimerSource(queue: Self.queue)
         timer.setEventHandler { [weak self] in self?.fire() }
         timer.activate()
     }

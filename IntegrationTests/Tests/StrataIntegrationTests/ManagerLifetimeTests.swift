@@ -1,0 +1,111 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Strata
+import StrataTestServer
+import StrataTestTransports
+import StrataTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What a careless caller does with session managers: lets one go while its requests run, or makes
+/// one per request.
+@Suite struct ManagerLifetimeTests {
+    enum Kind: String, CaseIterable, CustomStringConvertible {
+        case value, download, stream, cancelledAfterRelease
+        var description: String { rawValue }
+    }
+
+    /// The request keeps what it needs: released (with its services) while the server takes
+    /// 300 ms to answer, the manager still completes the request, once — or cancels it, once,
+    /// when the caller cancels it afterwards.
+    @Test(arguments: Kind.allCases)
+    func aManagerReleasedWithARequestInFlightCompletesItOnce(kind: Kind) async throws {
+        let server = try RawServer { connection in
+            guard connection.readHead() != nil else { return }
+            Thread.sleep(forTimeInterval: 0.3)
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok")
+            connection.waitForClose(limit: .seconds(5))
+        }
+        defer { server.shutdown() }
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("strata-lifetime-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let results = CompletionRecorder<String>()
+        weak var released: SessionManager?
+        var task: (any NetworkCancellable)?
+        do {
+            let manager = SessionManager.underTest()
+            released = manager
+            let transfer = DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 5),
+                    sessionManager: manager),
+                completionQueue: DispatchQueue(label: "ManagerLifetimeTests"))
+            let record: @Sendable (Result<Data, DataTransferError>) -> Void = { results.record("\($0)") }
+            switch kind {
+            case .value, .cancelledAfterRelease:
+                task = transfer.request(with: Endpoint<Data>(path: "x"), completion: record)
+            case .download:
+                let options = RequestOptions(downloadDestination: destination)
+                task = transfer.request(with: Endpoint<Data>(path: "x", options: options), completion: record)
+            case .stream:
+                let parts = NIOLockedValueBox(Data())
+                task = transfer.stream(
+                    Endpoint<Data>(path: "x"), decoding: ByteChunks(), on: nil,
+                    receive: { part in parts.withLockedValue { $0 += part } },
+                    completion: { result in results.record("\(result.map { parts.withLockedValue { $0 } })") })
+            }
+        }
+        #expect(released == nil)
+        if kind == .cancelledAfterRelease { task?.cancel() }
+        let result = try #require(await results.first(timeout: 5))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(results.callCount == 1)
+        switch kind {
+        case .value, .stream: #expect(result == "success(2 bytes)")
+        case .download:
+            #expect(result == "success(0 bytes)")
+            #expect(try Data(contentsOf: destination) == Data("ok".utf8))
+        case .cancelledAfterRelease: #expect(result.contains("cancelled"))
+        }
+        _ = task
+    }
+
+    /// A manager takes no thread of its own: made and released one after another, each for one
+    /// request over a shared transport (a service made per call, as some apps do), 300 of them
+    /// leave the process's thread count where it was. Each manager's deadline timer had a queue of
+    /// its own, which libdispatch gave a thread when the timer was set up and again when it was
+    /// cancelled: a burst of some hundred threads.
+    @Test func managersMadeAndReleasedOneAfterAnotherTakeNoThreadEach() async throws {
+        guard Self.threadCount() != nil else { return }  // Linux's /proc only
+        try await Harness.with { harness in
+            let transport = TestTransport.current.makeTransport()
+            func get() async throws {
+                let transfer = DefaultDataTransferService(
+                    networkService: DefaultNetworkService(
+                        configuration: NetworkConfiguration(baseURL: harness.server.baseURL),
+                        sessionManager: SessionManager(transport: transport)),
+                    completionQueue: DispatchQueue(label: "ManagerLifetimeTests"))
+                _ = try await transfer.request(Endpoint<Data>(path: "bytes/100"))
+            }
+            try await get()
+            try await Task.sleep(for: .milliseconds(200))
+            let before = try #require(Self.threadCount())
+            var most = before
+            for _ in 0..<300 {
+                try await get()
+                most = max(most, Self.threadCount() ?? 0)
+            }
+            #expect(most - before < 24, "\(before) threads before, \(most) at most")
+        }
+    }
+
+    /// The process's threads, from `/proc/self/status`; `nil` where there is none.
+    static func threadCount() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
+        return line.flatMap { Int($0.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) }
+    }
+}
