@@ -127,6 +127,47 @@ public final class URLSessionTransport: Transport {
         #endif
     }
 
+    /// How a body on disk goes to the loading system.
+    enum UploadBody {
+        case inMemory(Data)
+        case fromFile(URL)
+        case unreadable(RequestValidationError)
+    }
+
+    /// The largest body on disk sent from memory on Linux (see ``uploadBody(of:)``): 16 MiB.
+    static let largestUploadFromMemory: UInt64 = 16 * 1_048_576
+
+    /// How `file` goes: from the file, or — on Linux, up to ``largestUploadFromMemory`` — read
+    /// into memory first. FoundationNetworking reads an upload's file ahead, on a queue of its own,
+    /// and tells libcurl each time a read fills an empty buffer; when a read ends after the exchange
+    /// has (an answer before the whole body, a reset, a deadline, a cancellation), libcurl refuses
+    /// (`curl_easy_pause` of a transfer without its connection) and FoundationNetworking traps the
+    /// process (`try!`). A body in memory is read as libcurl asks for it, and never traps. A larger
+    /// file is still sent from its file, with that risk (see the README's Linux notes).
+    static func uploadBody(of file: FileBodyStream) -> UploadBody {
+        // FoundationNetworking does not finish an upload from a symbolic link: it gets the file's path.
+        let url = file.fileURL.resolvingSymlinksInPath()
+        #if canImport(FoundationNetworking)
+            guard file.length <= largestUploadFromMemory else { return .fromFile(url) }
+            do {
+                let body = try Data(contentsOf: url, options: .mappedIfSafe)
+                // Read once more, its length is checked again: the request announces the one it had.
+                guard UInt64(body.count) == file.length else {
+                    return .unreadable(
+                        .unusableBodyFile(
+                            path: file.fileURL.path,
+                            reason: "it held \(file.length) bytes when the request was made and holds \(body.count) now"
+                        ))
+                }
+                return .inMemory(body)
+            } catch {
+                return .unreadable(.unusableBodyFile(path: file.fileURL.path, reason: error.localizedDescription))
+            }
+        #else
+            return .fromFile(url)
+        #endif
+    }
+
     /// The methods `URLSession` sends no body with.
     private static let methodsWithoutBody: Set<String> = [HTTPMethod.get.rawValue, HTTPMethod.head.rawValue]
 
@@ -173,8 +214,14 @@ public final class URLSessionTransport: Transport {
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
             request.httpBodyStream = nil
-            // FoundationNetworking does not finish an upload from a symbolic link: it gets the file's path.
-            task = session.uploadTask(with: request, fromFile: file.fileURL.resolvingSymlinksInPath())
+            switch Self.uploadBody(of: file) {
+            case .inMemory(let body):
+                task = session.uploadTask(with: request, from: body)
+            case .fromFile(let url):
+                task = session.uploadTask(with: request, fromFile: url)
+            case .unreadable(let error):
+                return ResponsePlayback.start(head: nil, steps: [.fail(error)], to: receiver)
+            }
         } else if attempt.bodyIsBoundForFile, usesDownloadTasks, attempt.fileProgress == nil,
             attempt.uploadProgress == nil
         {

@@ -125,6 +125,20 @@ public final class RawConnection: @unchecked Sendable {  // the lock guards the 
         return String(decoding: head, as: UTF8.self)
     }
 
+    /// Reads `count` bytes (a body whose length the head gave) and drops them; `false` if the
+    /// peer closed first.
+    @discardableResult
+    public func discard(_ count: Int) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var left = count
+        while left > 0 {
+            let read = recv(descriptor, &buffer, min(left, buffer.count), 0)
+            guard read > 0 else { return false }
+            left -= read
+        }
+        return true
+    }
+
     /// Writes `bytes`; `false` once the peer is gone.
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
