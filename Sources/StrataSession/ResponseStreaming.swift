@@ -191,11 +191,16 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
         currentExecution?.call.cancel()
     }
 
+    /// A timer on the queue every stream's timers share (a queue each took a thread each as the
+    /// timer was set up, moved and cancelled: some hundred threads for as many streams cancelled
+    /// together), whose expiry runs on Strata's work lanes.
     private func makeTimer(_ handler: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
-        let timer = DispatchSource.makeTimerSource(queue: StrataQueue.make("Strata.stream.timer"))
-        timer.setEventHandler(handler: handler)
+        let timer = DispatchSource.makeTimerSource(queue: Self.timers)
+        timer.setEventHandler { StrataQueue.async(handler) }
         return timer
     }
+
+    private static let timers = StrataQueue.make("Strata.stream.timers")
 
     /// A stream deadline passed: the stream ends with `error`, unless it has ended, or (for the
     /// idle timeout) a part came since the timer was armed.
