@@ -49,11 +49,13 @@ private final class TestClock: Sendable {
     fileprivate let clock = TestClock()
 
     fileprivate func manager(
-        _ origin: OriginServer, shared: Bool = false, directory: URL? = nil, acceptable: Set<Int> = Set(200..<300)
+        _ origin: OriginServer, shared: Bool = false, directory: URL? = nil, diskCapacity: Int = 64 * 1_048_576,
+        acceptable: Set<Int> = Set(200..<300)
     ) -> (SessionManager, HTTPCache) {
         let clock = self.clock
         let cache = HTTPCache(
-            memoryCapacity: 1_048_576, directory: directory, isShared: shared, now: { clock.now })
+            memoryCapacity: 1_048_576, directory: directory, diskCapacity: diskCapacity, isShared: shared,
+            now: { clock.now })
         return (SessionManager(transport: origin, acceptableStatusCodes: acceptable, cache: cache), cache)
     }
 
@@ -356,14 +358,7 @@ private final class TestClock: Sendable {
         try Data("the user's".utf8).write(to: lookalike.appendingPathComponent("inside"))
         try Data("the user's".utf8).write(to: directory.appendingPathComponent("settings.json"))
         let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60"], "kept") }
-        let clock = self.clock
-        func caching(diskCapacity: Int) -> (SessionManager, HTTPCache) {
-            let cache = HTTPCache(
-                memoryCapacity: 1_048_576, directory: directory, diskCapacity: diskCapacity, isShared: false,
-                now: { clock.now })
-            return (SessionManager(transport: origin, cache: cache), cache)
-        }
-        let (manager, cache) = caching(diskCapacity: 1_048_576)
+        let (manager, cache) = self.manager(origin, directory: directory)
         for index in 0..<3 { _ = try await get(manager, url: URL(string: "https://api.strata.test/items/\(index)")) }
         cache.flush()
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 5)
@@ -378,7 +373,7 @@ private final class TestClock: Sendable {
         cache.flush()
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 3)
         // A cache with room for nothing trims every entry file, and nothing else.
-        let (trimming, trimmingCache) = caching(diskCapacity: 1)
+        let (trimming, trimmingCache) = self.manager(origin, directory: directory, diskCapacity: 1)
         _ = try await get(trimming, url: URL(string: "https://api.strata.test/other"))
         trimmingCache.flush()
         #expect(
@@ -400,12 +395,8 @@ private final class TestClock: Sendable {
             try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.fileSizeKey])
                 .reduce(0) { $0 + (try $1.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0) }
         }
-        let clock = self.clock
         func manager(diskCapacity: Int) -> (SessionManager, HTTPCache) {
-            let cache = HTTPCache(
-                memoryCapacity: 1_048_576, directory: directory, diskCapacity: diskCapacity, isShared: false,
-                now: { clock.now })
-            return (SessionManager(transport: origin, cache: cache), cache)
+            self.manager(origin, directory: directory, diskCapacity: diskCapacity)
         }
         // A file of the user's in the folder is neither counted nor removed.
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -114,14 +114,19 @@ import Testing
         #expect(try Data(contentsOf: target) == Data(TestReply.generatedBody(size: size)))
     }
 
-    /// A careless destination — the folder rather than a file in it — is refused before anything
-    /// is sent, with or without progress, and the folder keeps what it holds.
-    @Test(arguments: [false, true])
-    func aFolderAsTheDestinationIsRefusedAndKept(followsProgress: Bool) async throws {
+    /// A careless destination — the folder rather than a file in it, or a named pipe (as a device
+    /// such as `/dev/null` would be) — is refused before anything is sent, with or without
+    /// progress, and stays as it was: a download replaced a pipe with a file, as it replaced
+    /// `/dev/null` itself when run as root.
+    @Test(arguments: ["folder", "pipe"], [false, true])
+    func aFolderOrAPipeAsTheDestinationIsRefusedAndKept(kind: String, followsProgress: Bool) async throws {
         let folder = destination().deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data("keep me".utf8).write(to: folder.appendingPathComponent("note.txt"))
+        let pipe = folder.appendingPathComponent("pipe")
+        try #require(mkfifo(pipe.path, 0o600) == 0)
+        let target = kind == "folder" ? folder : pipe
         var progress: (@Sendable (Progress) -> Void)?
         if followsProgress { progress = { _ in } }
         try await Harness.with { (harness) async throws in
@@ -129,46 +134,20 @@ import Testing
                 try await harness.transfer.request(
                     Endpoint<Void>(
                         path: "stream-bytes/1024",
-                        options: RequestOptions(downloadDestination: folder, downloadProgress: progress)))
+                        options: RequestOptions(downloadDestination: target, downloadProgress: progress)))
             }
-            guard case .networkFailure(.invalidRequest(.downloadDestinationIsAFolder(let path)))? = error else {
-                Issue.record("expected the folder to be refused, got \(String(describing: error))")
-                return
+            switch error {
+            case .networkFailure(.invalidRequest(.downloadDestinationIsAFolder(let path)))? where kind == "folder",
+                .networkFailure(.invalidRequest(.downloadDestinationIsNotAFile(let path)))? where kind == "pipe":
+                #expect(path == target.path)
+            default:
+                Issue.record("expected the \(kind) to be refused, got \(String(describing: error))")
             }
-            #expect(path == folder.path)
         }
         #expect(try String(contentsOf: folder.appendingPathComponent("note.txt"), encoding: .utf8) == "keep me")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["note.txt"])
-    }
-
-    /// A named pipe as the destination (as a device such as `/dev/null` would be) is refused before
-    /// anything is sent, with or without progress, and stays a pipe: a download replaced it with a
-    /// file, as it replaced `/dev/null` itself when run as root.
-    @Test(arguments: [false, true])
-    func aPipeAsTheDestinationIsRefusedAndKept(followsProgress: Bool) async throws {
-        let pipe = destination()
-        let folder = pipe.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try #require(mkfifo(pipe.path, 0o600) == 0)
-        var progress: (@Sendable (Progress) -> Void)?
-        if followsProgress { progress = { _ in } }
-        try await Harness.with { (harness) async throws in
-            let error = await failure { () async throws(DataTransferError) in
-                try await harness.transfer.request(
-                    Endpoint<Void>(
-                        path: "stream-bytes/1024",
-                        options: RequestOptions(downloadDestination: pipe, downloadProgress: progress)))
-            }
-            guard case .networkFailure(.invalidRequest(.downloadDestinationIsNotAFile(let path)))? = error else {
-                Issue.record("expected the pipe to be refused, got \(String(describing: error))")
-                return
-            }
-            #expect(path == pipe.path)
-        }
-        let type = try FileManager.default.attributesOfItem(atPath: pipe.path)[.type] as? FileAttributeType
-        #expect(type != .typeRegular)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [pipe.lastPathComponent])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["note.txt", "pipe"])
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: pipe.path)[.type] as? FileAttributeType != .typeRegular)
     }
 
     @Test func aDownloadAnsweredByABasicChallengeFailsWithTheUnauthorizedResponse() async throws {
