@@ -73,6 +73,48 @@ package enum StrataQueue {
     }
 }
 
+/// A serial queue over the work lanes (``StrataQueue/async(_:)``): its pieces of work run one at a
+/// time, in order, each on a lane. Many of them — a stream's decoding each — share the lanes'
+/// threads, where a `DispatchQueue` each took a thread each whenever they had work at once (200
+/// streams cancelled together: some hundred threads); a piece that blocks holds up this queue alone,
+/// its lane being replaced as any lane is.
+package final class SerialLane: Sendable {
+    private struct State: Sendable {
+        var pending: [@Sendable () -> Void] = []
+        /// Whether a lane is running this queue's pieces.
+        var draining = false
+    }
+
+    private let state = Locked(State())
+
+    package init() {}
+
+    /// Runs `work` after the pieces given before it.
+    package func async(_ work: @escaping @Sendable () -> Void) {
+        let starts = state.withLock { state -> Bool in
+            state.pending.append(work)
+            defer { state.draining = true }
+            return !state.draining
+        }
+        if starts {
+            StrataQueue.async { self.drain() }
+        }
+    }
+
+    /// Runs the pieces waiting, and those that come meanwhile, until there are none.
+    private func drain() {
+        while true {
+            let batch = state.withLock { state -> [@Sendable () -> Void] in
+                defer { state.pending.removeAll(keepingCapacity: true) }
+                state.draining = !state.pending.isEmpty
+                return state.pending
+            }
+            guard !batch.isEmpty else { return }
+            for work in batch { work() }
+        }
+    }
+}
+
 /// A few serial queues, one per core, that run Strata's short pieces of work — a response's way
 /// up, its decoding, a hand-over — from a common backlog.
 ///

@@ -118,7 +118,8 @@ package final class DecodingConsumer<Decoder: StreamDecoder, Failure: Error>: Re
     @unchecked Sendable  // Sendable: `queue`, or the buffer's `lock` (one loop decodes), orders the `var`s.
 {
     private var decoder: Decoder
-    private let queue = StrataQueue.make("Strata.stream.decoding")
+    /// Orders the decoding (and, without a delivery queue, the callbacks) on Strata's lanes.
+    private let queue = SerialLane()
     private let delivery: DispatchQueue?
     private let receive: @Sendable (Decoder.Element) -> Void
     /// For an `AsyncSequence`: where elements wait for the loop, which asks for the next part.

@@ -131,6 +131,52 @@ import Testing
     }
 }
 
+/// A serial queue over the work lanes: one piece at a time, in the order given, each once; and a
+/// piece that blocks holds up its own queue, not another's.
+@Suite struct SerialLaneTests {
+    @Test func piecesRunOnceInOrderAndNeverTwoAtOnce() async {
+        let queue = SerialLane()
+        let count = 20_000
+        let runs = Locked((order: [Int](), running: 0, most: 0))
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                // From four threads at once, each its own ascending run of pieces.
+                DispatchQueue.concurrentPerform(iterations: 4) { sender in
+                    for piece in stride(from: sender, to: count, by: 4) {
+                        queue.async {
+                            runs.withLock {
+                                $0.running += 1
+                                $0.most = max($0.most, $0.running)
+                                $0.order.append(piece)
+                            }
+                            runs.withLock { $0.running -= 1 }
+                            if piece >= count - 4, runs.value.order.count == count { done.resume() }
+                        }
+                    }
+                }
+            }
+        }
+        let order = runs.value.order
+        #expect(Set(order).count == count)
+        #expect(runs.value.most == 1)
+        for sender in 0..<4 {
+            let own = order.filter { $0 % 4 == sender }
+            #expect(own == own.sorted(), "sender \(sender)'s pieces out of order")
+        }
+    }
+
+    @Test func aBlockedQueueHoldsUpNoOther() async {
+        let blocked = SerialLane()
+        let release = DispatchSemaphore(value: 0)
+        blocked.async { release.wait() }
+        await withCheckedContinuation { (ran: CheckedContinuation<Void, Never>) in
+            SerialLane().async { ran.resume() }
+        }
+        release.signal()
+        await withCheckedContinuation { (ran: CheckedContinuation<Void, Never>) in blocked.async { ran.resume() } }
+    }
+}
+
 /// A response's completion is handed to the caller's queue from the thread it came up on: run
 /// there, as the queue's own work, when nothing else can be held up by it; queued otherwise.
 @Suite struct HandOverTests {

@@ -126,3 +126,10 @@ func expectCancellation(
     try await Task.sleep(for: settle)
     #expect(recorder.callCount == 1, sourceLocation: sourceLocation)
 }
+
+/// The process's threads, from `/proc/self/status`; `nil` where there is none (Apple platforms).
+func processThreadCount() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    let line = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
+    return line.flatMap { Int($0.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) }
+}
