@@ -150,7 +150,8 @@ public final class URLSessionTransport: Transport {
         #if canImport(FoundationNetworking)
             guard file.length <= largestUploadFromMemory else { return .fromFile(url) }
             do {
-                let body = try Data(contentsOf: url, options: .mappedIfSafe)
+                // Read, not mapped: a file cut short while mapped would fault as its pages are copied.
+                let body = try Data(contentsOf: url)
                 // Read once more, its length is checked again: the request announces the one it had.
                 guard UInt64(body.count) == file.length else {
                     return .unreadable(
