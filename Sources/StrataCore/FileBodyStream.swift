@@ -36,7 +36,12 @@ public final class FileBodyStream: InputStream {
     /// since would send a body its `Content-Length` does not frame (the bytes past it read by the
     /// server as the next request on the connection), or one that never ends.
     public func checkUnchanged() throws(RequestValidationError) {
-        let now = try Self.regularFileLength(at: fileURL)
+        try checkLength(try Self.regularFileLength(at: fileURL))
+    }
+
+    /// Throws unless `now`, the file's length as just found (its size, or the bytes just read from
+    /// it), is the length the stream announces.
+    package func checkLength(_ now: UInt64) throws(RequestValidationError) {
         guard now == length else {
             throw .unusableBodyFile(
                 path: fileURL.path, reason: "it held \(length) bytes when the request was made and holds \(now) now")

@@ -430,11 +430,11 @@ private struct DiskFiles: Sendable {
     /// hexadecimal and `.json`, so that nothing else in the folder — a file or a folder of the
     /// app's — is ever counted or removed.
     static func entryFiles(in directory: URL) -> [(url: URL, size: Int, modified: Date)] {
-        let keys: [URLResourceKey] = [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey]
+        let keys: Set<URLResourceKey> = [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey]
         let found =
-            (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
+            (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: Array(keys))) ?? []
         return found.compactMap { url in
-            guard isEntryFile(url.lastPathComponent), let values = try? url.resourceValues(forKeys: Set(keys)),
+            guard isEntryFile(url.lastPathComponent), let values = try? url.resourceValues(forKeys: keys),
                 values.isRegularFile == true
             else { return nil }
             return (url, values.fileSize ?? 0, values.contentModificationDate ?? .distantPast)

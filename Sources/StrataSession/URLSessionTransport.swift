@@ -153,14 +153,10 @@ public final class URLSessionTransport: Transport {
                 // Read, not mapped: a file cut short while mapped would fault as its pages are copied.
                 let body = try Data(contentsOf: url)
                 // Read once more, its length is checked again: the request announces the one it had.
-                guard UInt64(body.count) == file.length else {
-                    return .unreadable(
-                        .unusableBodyFile(
-                            path: file.fileURL.path,
-                            reason: "it held \(file.length) bytes when the request was made and holds \(body.count) now"
-                        ))
-                }
+                try file.checkLength(UInt64(body.count))
                 return .inMemory(body)
+            } catch let error as RequestValidationError {
+                return .unreadable(error)
             } catch {
                 return .unreadable(.unusableBodyFile(path: file.fileURL.path, reason: error.localizedDescription))
             }
