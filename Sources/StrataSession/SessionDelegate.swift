@@ -64,6 +64,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// Why the request's body stream, if it is one of the caller's, failed, if it did: that
         /// fails the task.
         let bodyStreamFailure: Locked<RequestValidationError?>?
+        /// Sends the request once more, on a new task answering to the same relay, if it may go out
+        /// twice; returns whether it went out.
+        let resend: (@Sendable () -> Bool)?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -75,15 +78,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         self.serverTrust = serverTrust
     }
 
-    /// Registers `task`, before it is resumed, with the relay its response goes to and its upload
-    /// progress handler.
+    /// Registers `task`, before it is resumed, with the relay its response goes to, its progress
+    /// handlers and, for a request that may go out twice, how to send it again.
     func register(
         _ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?, fileProgress: ProgressHandler?,
-        cookies: (jar: CookieJar, request: URLRequest)? = nil, bodyStreamFailure: Locked<RequestValidationError?>? = nil
+        cookies: (jar: CookieJar, request: URLRequest)? = nil,
+        bodyStreamFailure: Locked<RequestValidationError?>? = nil,
+        resend: (@Sendable () -> Bool)? = nil
     ) {
         let record = Record(
             relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress, cookies: cookies,
-            bodyStreamFailure: bodyStreamFailure)
+            bodyStreamFailure: bodyStreamFailure, resend: resend)
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -175,6 +180,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         if let fileError = record.fileError, error == nil {
             return relay.end(fileError)
         }
+        if Self.readLeftoverBytes(error, record: record, response: task.response), record.resend?() == true {
+            return
+        }
         var error = error
         var response = task.response
         if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
@@ -197,6 +205,22 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         }
         record.downloaded?.discard()
         relay.end(error.map(URLSessionTransport.classified))
+    }
+
+    /// Whether the task failed reading, where its answer's status line should be, bytes that are not
+    /// HTTP (libcurl: "Received HTTP/0.9 when not allowed") before anything of an answer: most likely
+    /// what an earlier answer on a kept connection left there — a body after a `HEAD` answer, a `204`
+    /// or a `304`, more than libcurl read with that head — which libcurl takes for this request's
+    /// answer. The connection is closed then, so a request that may go out twice is sent once more
+    /// (``URLSessionTransport``), as AsyncHTTPClient, which never reuses such a connection, would
+    /// have sent it. A server that only ever sends such bytes gets the request twice, and the
+    /// caller the failure.
+    private static func readLeftoverBytes(_ error: (any Error)?, record: Record, response: URLResponse?) -> Bool {
+        guard let error = error as? URLError, error.code == .unsupportedURL, response == nil, !record.headPushed,
+            record.early.isEmpty, !record.isCancelled, record.downloaded == nil,
+            let message = error.userInfo[NSLocalizedDescriptionKey] as? String
+        else { return false }
+        return message.hasPrefix("Received HTTP/0.9")
     }
 
     func urlSession(

@@ -21,6 +21,8 @@ import StrataCore
 /// - A task is cancelled only while its completion is pending, and its completion waits for the
 ///   cancellation to be reported (a cancellation racing completion traps there); the session has no
 ///   `URLCache`.
+/// - libcurl sends a request on a kept connection where an earlier answer left bytes (a body after
+///   a `HEAD` answer) and fails it reading them; one that may go out twice goes out once more.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
@@ -206,8 +208,8 @@ public final class URLSessionTransport: Transport {
         if let field = cookies?.field(for: request) {
             request.setHeaderField("Cookie", field)
         }
-        let task: URLSessionTask
         let bodyStreamFailure = Self.preparingBodyStream(of: &request)
+        let task: URLSessionTask
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
             request.httpBodyStream = nil
@@ -219,40 +221,81 @@ public final class URLSessionTransport: Transport {
             case .unreadable(let error):
                 return ResponsePlayback.start(head: nil, steps: [.fail(error)], to: receiver)
             }
-        } else if attempt.bodyIsBoundForFile, usesDownloadTasks, attempt.fileProgress == nil,
-            attempt.uploadProgress == nil
-        {
-            // Nobody follows the progress: a completion handler, for which the loading system makes
-            // no delegate call per part written (65,537 for a gigabyte, each a hop to the delegate
-            // queue), and still asks the delegate about redirects and challenges.
-            let made = Locked<URLSessionTask?>(nil)
-            task = session.downloadTask(with: request) { [delegate] location, _, error in
-                guard let task = made.withLock({ $0 }) else { return }
-                delegate.downloadEnded(task, at: location, error: error)
-            }
-            made.withLock { $0 = task }
-        } else if attempt.bodyIsBoundForFile, usesDownloadTasks {
-            task = session.downloadTask(with: request)
         } else {
-            task = session.dataTask(with: request)
+            task = self.task(for: request, attempt)
         }
+        let current = CurrentTask(task)
         // A data task cannot be held back: what a consumer leaves is kept up to the attempt's limit.
         let relay = ResponseRelay(
             to: receiver, bufferLimit: attempt.bufferLimit,
             onTaken: { [delegate] stillBuffered in
-                delegate.consumerTook(task, stillBuffered: stillBuffered)
+                delegate.consumerTook(current.task, stillBuffered: stillBuffered)
             },
             // Holding the transport keeps its session alive while the task can still be cancelled.
-            stop: { [self] in delegate.cancel(task, in: session) })
+            stop: { [self] in delegate.cancel(current.stop(), in: session) })
+        var sendAgain: (@Sendable () -> Bool)?
+        if Self.maySendTwice(request) {
+            let sent = request
+            sendAgain = { @Sendable [self] in resend(sent, attempt, to: relay, replacing: current) }
+        }
+        start(
+            task, of: attempt, relay: relay, request: request, bodyStreamFailure: bodyStreamFailure, resend: sendAgain)
+        return relay
+    }
+
+    /// A task for `request`, which has no body on disk: a download task when the body is bound for a
+    /// file, else a data task.
+    private func task(for request: URLRequest, _ attempt: TransportAttempt) -> URLSessionTask {
+        guard attempt.bodyIsBoundForFile, usesDownloadTasks else { return session.dataTask(with: request) }
+        guard attempt.fileProgress == nil, attempt.uploadProgress == nil else {
+            return session.downloadTask(with: request)
+        }
+        // Nobody follows the progress: a completion handler, for which the loading system makes
+        // no delegate call per part written (65,537 for a gigabyte, each a hop to the delegate
+        // queue), and still asks the delegate about redirects and challenges.
+        let made = Locked<URLSessionTask?>(nil)
+        let task = session.downloadTask(with: request) { [delegate] location, _, error in
+            guard let task = made.withLock({ $0 }) else { return }
+            delegate.downloadEnded(task, at: location, error: error)
+        }
+        made.withLock { $0 = task }
+        return task
+    }
+
+    /// Registers `task` with the delegate and resumes it.
+    private func start(
+        _ task: URLSessionTask, of attempt: TransportAttempt, relay: ResponseRelay, request: URLRequest,
+        bodyStreamFailure: Locked<RequestValidationError?>? = nil, resend: (@Sendable () -> Bool)? = nil
+    ) {
         delegate.register(
             task, relay: relay, uploadProgress: attempt.uploadProgress,
             fileProgress: attempt.bodyIsBoundForFile ? attempt.fileProgress : nil,
-            cookies: cookies.map { ($0, request) }, bodyStreamFailure: bodyStreamFailure)
+            cookies: cookies.map { ($0, request) }, bodyStreamFailure: bodyStreamFailure, resend: resend)
         task.resume()
         if task is URLSessionDownloadTask {
             delegate.watchLoadingFile(of: task)
         }
-        return relay
+    }
+
+    /// Sends `request` once more, on a task of its own that answers to the same relay, unless the
+    /// exchange was cancelled meanwhile; see ``SessionDelegate`` for when.
+    /// - Returns: Whether it went out again.
+    private func resend(
+        _ request: URLRequest, _ attempt: TransportAttempt, to relay: ResponseRelay, replacing current: CurrentTask
+    ) -> Bool {
+        current.replace {
+            let task = task(for: request, attempt)
+            start(task, of: attempt, relay: relay, request: request)
+            return task
+        }
+    }
+
+    /// Whether `request` may go out twice: it has no body and its method is idempotent (RFC 9110,
+    /// 9.2.2), so the server acting on it twice changes nothing.
+    static func maySendTwice(_ request: URLRequest) -> Bool {
+        guard request.httpBody?.isEmpty ?? true, request.httpBodyStream == nil, let method = request.httpMethod
+        else { return false }
+        return RetryPolicy.idempotentMethods.contains(HTTPMethod(rawValue: method.uppercased()))
     }
 
     /// Throws unless `url` passes ``/StrataCore/HTTPURLCheck``; on Linux, also for an IPv6 address
@@ -298,4 +341,34 @@ public final class URLSessionTransport: Transport {
 
     /// A year: the longest timeout handed to the loading system.
     static let longestTimeout: TimeInterval = 31_536_000
+}
+
+/// The task an exchange runs on now: its first, or the one it was sent again on.
+final class CurrentTask: Sendable {
+    private let state: Locked<(task: URLSessionTask, stopped: Bool)>
+
+    init(_ task: URLSessionTask) {
+        state = Locked((task, false))
+    }
+
+    var task: URLSessionTask { state.withLock { $0.task } }
+
+    /// Marks the exchange stopped and returns the task to cancel: no task replaces it afterwards.
+    func stop() -> URLSessionTask {
+        state.withLock { state in
+            state.stopped = true
+            return state.task
+        }
+    }
+
+    /// Makes and starts the next task with `start`, unless the exchange was stopped: under the
+    /// lock, so that a cancellation finds the new task resumed, never one about to be.
+    /// - Returns: Whether a task was started.
+    func replace(_ start: () -> URLSessionTask) -> Bool {
+        state.withLock { state in
+            guard !state.stopped else { return false }
+            state.task = start()
+            return true
+        }
+    }
 }

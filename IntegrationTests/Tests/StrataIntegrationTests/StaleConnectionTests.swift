@@ -38,6 +38,22 @@ import Testing
             completionQueue: DispatchQueue(label: "StaleConnectionTests"))
     }
 
+    /// Sends `method` to `/first`, whose answer leaves bytes on the connection, then downloads
+    /// `/next` to a file; returns the download's outcome.
+    static func downloadAfterLeftoverBytes(
+        _ method: HTTPMethod, over transfer: DefaultDataTransferService
+    ) async throws -> Result<Data, DataTransferError> {
+        _ = await result(Endpoint<Data>(path: "first", method: method), over: transfer)
+        try await Task.sleep(for: .milliseconds(50))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("leftover-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let downloaded = await result(
+            Endpoint<Data>(path: "next", options: RequestOptions(downloadDestination: file)), over: transfer)
+        return downloaded.flatMap { _ in
+            (try? Data(contentsOf: file)) == Data("ok".utf8) ? .success(Data("ok".utf8)) : .failure(.noResponse)
+        }
+    }
+
     static func result(
         _ endpoint: Endpoint<Data>, over transfer: DefaultDataTransferService
     ) async -> Result<Data, DataTransferError> {
@@ -100,5 +116,110 @@ import Testing
             return
         }
         #expect((1...2).contains(server.connectionCount), "\(server.connectionCount) connections")
+    }
+}
+
+/// A server answers with bytes the answer's framing does not count — a body (of 70,000 bytes: more
+/// than the client reads with the head) after a `HEAD` answer, a `204` or a `304`, as a handler that
+/// answers `HEAD` as it answers `GET` writes one — and keeps
+/// the connection, or closes it a moment later. The next request must not be failed by them: over
+/// `URLSession`, libcurl sends it on that connection and reads the leftover bytes as its answer
+/// ("Received HTTP/0.9"), so a request that may be sent twice (no body, an idempotent method) goes
+/// out once more on a new connection; over AsyncHTTPClient it goes on a clean connection at once.
+@Suite struct LeftoverBytesTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let method: HTTPMethod
+        let status: String
+        let closes: Bool
+        /// The answer's framing fields, each ending in CRLF: a length that counts the bytes after
+        /// the head, or none.
+        var framing = ""
+        var testDescription: String {
+            "\(method.rawValue) answered \(status)\(framing.isEmpty ? "" : " with a length")\(closes ? ", then closed" : "")"
+        }
+    }
+
+    static let cases: [Case] = [
+        (HTTPMethod.head, "200 OK", false), (.head, "200 OK", true), (.head, "404 Not Found", true),
+        (.head, "401 Unauthorized\r\nWWW-Authenticate: Basic", true), (.head, "647 Odd", true),
+        (.get, "204 No Content", false), (.get, "204 No Content", true), (.get, "304 Not Modified", true),
+    ].flatMap { method, status, closes in
+        ["Content-Length: 70000\r\n", ""].map { Case(method: method, status: status, closes: closes, framing: $0) }
+    }
+
+    @Test(arguments: cases)
+    func bytesAnAnswerLeftOnItsConnectionFailNoRequestAfterIt(_ answer: Case) async throws {
+        let heads = NIOLockedValueBox<[String]>([])
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                heads.withLockedValue { $0.append(head) }
+                if head.contains(" /first ") {
+                    guard
+                        connection.write(
+                            "HTTP/1.1 \(answer.status)\r\n\(answer.framing)\r\n"
+                                + String(repeating: "z", count: 70_000))
+                    else { return }
+                    if answer.closes { return connection.close() }
+                } else {
+                    guard connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") else { return }
+                }
+            }
+        }
+        defer { server.shutdown() }
+        let transfer = StaleConnectionTests.transfer(server)
+        let first = await StaleConnectionTests.result(
+            Endpoint<Data>(path: "first", method: answer.method), over: transfer)
+        // Its own outcome is its status's (a `401`, a `647` fail the request); the next is the point.
+        if answer.status.hasPrefix("2") {
+            #expect(throws: Never.self, "the first request: \(first)") { try first.get() }
+        }
+        // As an app's next request comes: a moment later, the server's close (if any) arrived.
+        try await Task.sleep(for: .milliseconds(50))
+        for method in [HTTPMethod.get, .head, .delete] {
+            let next = await StaleConnectionTests.result(Endpoint<Data>(path: "next", method: method), over: transfer)
+            #expect(throws: Never.self, "the \(method.rawValue) after it: \(next)") { try next.get() }
+        }
+        // Nothing went out more than twice.
+        let sent = heads.withLockedValue { $0 }.filter { $0.contains(" /next ") }
+        #expect((3...4).contains(sent.count), "\(sent.count) requests after the first reached the server")
+        // A download goes out again the same way (over `URLSession`, on a download task).
+        let download = try await StaleConnectionTests.downloadAfterLeftoverBytes(answer.method, over: transfer)
+        #expect(throws: Never.self, "a download after it: \(download)") { try download.get() }
+    }
+
+    /// A request with a body is not sent again: over `URLSession` it fails, as not HTTP (the server
+    /// may not even see it: the client's close of a connection with bytes unread resets it), and the
+    /// one after it succeeds; over AsyncHTTPClient it goes on a clean connection.
+    @Test func aPostAfterLeftoverBytesIsNotSentTwice() async throws {
+        let heads = NIOLockedValueBox<[String]>([])
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                heads.withLockedValue { $0.append(head) }
+                let reply =
+                    head.hasPrefix("HEAD ")
+                    ? "HTTP/1.1 200 OK\r\n\r\n" + String(repeating: "z", count: 70_000)
+                    : "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                guard connection.write(reply) else { return }
+            }
+        }
+        defer { server.shutdown() }
+        let transfer = StaleConnectionTests.transfer(server)
+        _ = await StaleConnectionTests.result(Endpoint<Data>(path: "first", method: .head), over: transfer)
+        let post = await StaleConnectionTests.result(
+            Endpoint<Data>(path: "post", method: .post, bodyParameters: ["a": "b"]), over: transfer)
+        let posts = heads.withLockedValue { $0 }.filter { $0.hasPrefix("POST ") }
+        if TestTransport.current == .urlSession {
+            guard case .failure(.networkFailure(.transport(let error))) = post else {
+                Issue.record("the POST ended with \(post)")
+                return
+            }
+            #expect(error.code == .badServerResponse)
+            #expect(posts.count <= 1, "the POST went out \(posts.count) times")
+        } else {
+            #expect((try? post.get()) == Data("ok".utf8), "\(post)")
+            #expect(posts.count == 1, "the POST went out \(posts.count) times")
+        }
+        let next = await StaleConnectionTests.result(Endpoint<Data>(path: "next"), over: transfer)
+        #expect(throws: Never.self, "the GET after it: \(next)") { try next.get() }
     }
 }
