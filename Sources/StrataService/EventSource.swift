@@ -57,7 +57,12 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     /// How many connections in a row may end without an event before the source gives up; `nil`
     /// for no limit (the standard's behaviour).
     public let maximumReconnections: Int?
-    private let queue = StrataQueue.make("Strata.EventSource")
+    /// Where the source's state changes and its events go out, one piece at a time, in order: on
+    /// Strata's work lanes, so that hundreds of sources take no thread each.
+    private let queue = SerialLane()
+    /// Where every source waits to reconnect: one queue, whose timers hand the connection to the
+    /// source's own queue.
+    private static let timers = StrataQueue.make("Strata.EventSource.timers")
     private let cancelled = Locked(false)
     private var reconnectionTime: TimeInterval
     private var lastEventID = ""
@@ -186,7 +191,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
         if let maximumReconnections, fruitlessConnections > maximumReconnections {
             return end(.failure(error ?? .underlying(EventSourceError.tooManyReconnections(maximumReconnections))))
         }
-        queue.asyncAfter(deadline: .now() + nextWait) { [self] in connect() }
+        Self.timers.asyncAfter(deadline: .now() + nextWait) { [self] in connect() }
     }
 
     /// The wait before the next connection: the reconnection time after a connection that brought
@@ -314,8 +319,9 @@ private struct EventSourceRequest: Requestable {
 }
 
 extension NetworkService {
-    /// Opens an ``EventSource`` on `endpoint`: its events go to `onEvent` as they arrive, on a serial
-    /// queue of the source's own, across reconnections; `completion` runs once, when it stops.
+    /// Opens an ``EventSource`` on `endpoint`: its events go to `onEvent` as they arrive, one at a
+    /// time and in order across reconnections, on a thread of Strata's; `completion` runs once, when
+    /// it stops, after the last event.
     /// - Parameters:
     ///   - endpoint: The event stream's endpoint; each connection builds its request anew.
     ///   - reconnectionTime: The wait before connecting again until the stream sets one (`retry`); a

@@ -140,4 +140,40 @@ import Testing
             #expect(most - before < 24, "\(before) threads before, \(most) at most")
         }
     }
+
+    /// Event sources take no thread each: 200 open at once, each reconnecting after its short
+    /// stream ends (three events, 50 ms apart), then cancelled together, leave the thread count
+    /// where it was, and their events flow meanwhile. Each source had a `DispatchQueue` of its own,
+    /// for its state, events and reconnection timer: 208 threads over AsyncHTTPClient and 213 over
+    /// URLSession, and the sources, crowded out, took 24 and 0 events in 1.5 s.
+    @Test func eventSourcesOpenTogetherTakeNoThreadEach() async throws {
+        guard processThreadCount() != nil else { return }  // Linux's /proc only
+        try await Harness.with(timeout: 30) { harness in
+            let before = try #require(processThreadCount())
+            let ends = CompletionRecorder<Bool>()
+            let events = NIOLockedValueBox(0)
+            let sources = (0..<200).map { _ in
+                harness.network.eventSource(
+                    endpoint: Endpoint<Void>(path: "sse", queryParameters: ["count": 3]), reconnectionTime: 0.05,
+                    onEvent: { _ in events.withLockedValue { $0 += 1 } },
+                    completion: { ends.record((try? $0.get()) != nil) })
+            }
+            var most = before
+            for _ in 0..<150 {
+                try await Task.sleep(for: .milliseconds(10))
+                most = max(most, processThreadCount() ?? 0)
+            }
+            for source in sources { source.cancel() }
+            for _ in 0..<50 {
+                try await Task.sleep(for: .milliseconds(10))
+                most = max(most, processThreadCount() ?? 0)
+            }
+            _ = await ends.first(timeout: 5)
+            for _ in 0..<100 where ends.callCount < 200 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(ends.callCount == 200)
+            #expect(ends.values.allSatisfy { !$0 }, "every source ends cancelled")
+            #expect(events.withLockedValue { $0 } >= 600, "\(events.withLockedValue { $0 }) events")
+            #expect(most - before < 24, "\(before) threads before, \(most) at most")
+        }
+    }
 }
