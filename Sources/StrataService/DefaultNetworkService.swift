@@ -46,7 +46,8 @@ public struct DefaultNetworkService: NetworkService {
     ///
     /// The request is built on the calling thread, except when the endpoint's body encoding
     /// ``/StrataEncoding/ParameterEncoding/isSlowToEncode`` (a multipart form): then it is built on
-    /// a background queue, so a large form never holds up the caller (the main thread, in an app).
+    /// one of Strata's threads, so a large form never holds up the caller (the main thread, in an
+    /// app); many forms at once share those threads rather than take one each.
     @discardableResult
     public func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
         request(endpoint: endpoint, handsOff: false, completion: completion)
@@ -71,9 +72,9 @@ public struct DefaultNetworkService: NetworkService {
             return send(endpoint, handsOff: handsOff, completion: completion)
         }
         let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
-        // Kept here, in the caller's task: the encoding queue has none of its task-local values.
+        // Kept here, in the caller's task: the encoding thread has none of its task-local values.
         let context = sessionManager.captureContext(endpoint.options.context)
-        StrataQueue.make("Strata.NetworkService.encoding").async {
+        StrataQueue.async {
             // A request cancelled while it waited is neither encoded nor sent.
             guard !call.isCompleted else { return }
             call.attach(send(endpoint, context: context, handsOff: handsOff) { call.complete($0) })
@@ -120,7 +121,7 @@ public struct DefaultNetworkService: NetworkService {
         guard endpoint.bodyEncoding.isSlowToEncode else { return startStream(endpoint, to: mapped) }
         let slot = ExchangeSlot()
         let context = sessionManager.captureContext(endpoint.options.context)
-        StrataQueue.make("Strata.NetworkService.encoding").async {
+        StrataQueue.async {
             slot.set(startStream(endpoint, context: context, to: mapped))
         }
         return slot

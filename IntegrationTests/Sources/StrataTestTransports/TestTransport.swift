@@ -29,7 +29,8 @@ public enum TestTransport: String, CaseIterable, Sendable, CustomStringConvertib
     public var description: String { rawValue }
 
     /// A new transport of this kind; over `URLSession`, with `configuration`; over AsyncHTTPClient,
-    /// trusting the test authority (``/StrataTestServer/TestCertificates``) besides the system's.
+    /// with its cookie storage and connections per host, trusting the test authority
+    /// (``/StrataTestServer/TestCertificates``) besides the system's.
     public func makeTransport(
         configuration: URLSessionConfiguration = .ephemeral, serverTrust: (any ServerTrustEvaluator)? = nil
     ) -> any Transport {
@@ -44,6 +45,9 @@ public enum TestTransport: String, CaseIterable, Sendable, CustomStringConvertib
                 tls.additionalTrustRoots = [.certificates([authority])]
             }
             configuration.tlsConfiguration = tls
+            // The session configuration's connections per host, as `URLSession` would keep them.
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit =
+                urlSessionConfiguration.httpMaximumConnectionsPerHost
             // The session configuration's cookie storage, as `URLSession` would keep them: an
             // ephemeral one per transport, so no test's cookies reach another's server.
             return AsyncHTTPClientTransport(

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestServer
+import StrataTestTransports
 import StrataTesting
 import Testing
 
@@ -32,6 +33,36 @@ import Testing
             #expect(recorders.allSatisfy { $0.callCount == 1 })
             print("load: \(count) concurrent requests completed in \(elapsed)")
         }
+    }
+
+    /// Requests that wait for one of the pool's connections (one per host here, each answer taking
+    /// 0.9 s) wait within their own deadline (30 s), however long: the thirteenth waits some 11 s
+    /// and succeeds. AsyncHTTPClient fails a request that waits for a connection longer than its
+    /// connect timeout (10 s by default): a busy pool failed requests long before their deadline.
+    @Test func requestsQueuedForABusyPoolWaitUntilTheirOwnDeadline() async throws {
+        let server = try RawServer { connection in
+            while connection.readHead() != nil {
+                Thread.sleep(forTimeInterval: 0.9)
+                guard connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") else { return }
+            }
+        }
+        defer { server.shutdown() }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 1
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 30),
+                sessionManager: SessionManager.underTest(configuration: configuration)),
+            completionQueue: DispatchQueue(label: "LoadTests"))
+        let recorders = (0..<13).map { _ in CompletionRecorder<Result<Data, DataTransferError>>() }
+        for (index, recorder) in recorders.enumerated() {
+            transfer.request(with: Endpoint<Data>(path: "items/\(index)"), completion: recorder.record)
+        }
+        for (index, recorder) in recorders.enumerated() {
+            let result = try #require(await recorder.first(timeout: 40))
+            #expect(throws: Never.self, "request \(index): \(result)") { try result.get() }
+        }
+        #expect(server.connectionCount == 1)
     }
 
     @Test func cancelsRacingRealResponsesEachCompleteExactlyOnce() async throws {

@@ -40,7 +40,9 @@ import StrataSession
 /// ends an attempt at its request's `timeoutInterval` (`URLError(.timedOut)`), and a streamed
 /// response, once accepted, at its stream deadlines. No AsyncHTTPClient deadline is set, which
 /// would end a stream that outlives its request's timeout, and cost each request a timer on the
-/// event loop, scheduled and cancelled from another thread.
+/// event loop, scheduled and cancelled from another thread; and ``strataConfiguration()``'s connect
+/// timeout, which also ends a request's wait for a connection of the pool, is a year, so that a
+/// request queued behind a busy pool waits until its own deadline.
 ///
 /// **A connection closed under a request.** A server may close a kept-alive connection just as
 /// the next request on it goes out (its keep-alive timeout ran out). A request that it closed
@@ -200,7 +202,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// until the deadline (Strata's retriers decide), HTTP/1.1 only, no tracing of its own
     /// (Strata's pipeline opens one span per request, for all its attempts), and a response with a
     /// status code below 100 failed rather than let trap the process
-    /// (`HTTPClient.Configuration.refusesStatusCodesBelow100()`).
+    /// (`HTTPClient.Configuration.refusesStatusCodesBelow100()`), and a connect timeout of
+    /// ``longestConnectWait``: the request's own deadline (the pipeline's) bounds both its wait for
+    /// a connection of the pool and the connecting, as over `URLSession`.
     ///
     /// HTTP/1.1 only, because AsyncHTTPClient 1.37 over HTTP/2 traps the process when a stream
     /// error (`RST_STREAM`, `GOAWAY`) arrives after the response has completed
@@ -216,6 +220,10 @@ public final class AsyncHTTPClientTransport: Transport {
         )
         configuration.httpVersion = .http1Only
         configuration.connectionPool.retryConnectionEstablishment = false
+        // The client fails a request that waits for a connection of its pool longer than the connect
+        // timeout (10 s unless set), whatever the request's own deadline: a busy pool failed requests
+        // long before it. The pipeline's deadline bounds the wait, and the connecting, instead.
+        configuration.timeout.connect = longestConnectWait
         configuration.refusesStatusCodesBelow100()
         // Strata's pipeline opens the request's span (StrataObservability's TracingMonitor), once
         // for all its attempts and redirects; the client's own would be a second, per attempt,
@@ -223,6 +231,12 @@ public final class AsyncHTTPClientTransport: Transport {
         configuration.tracing.tracer = nil
         return configuration
     }
+
+    /// The connect timeout of ``strataConfiguration()``: a year, as long as the longest timeout
+    /// `URLSessionTransport` gives its loading system. AsyncHTTPClient ends a request's wait for a
+    /// connection of its pool at this timeout, so it must outlast the request's own deadline; the
+    /// system gives up an unanswered connection attempt within minutes anyway.
+    public static let longestConnectWait: TimeAmount = .hours(24 * 365)
 
     /// Shuts the client down, if the transport created it, and waits until it is; attempts sent
     /// after fail with `URLError(.cancelled)`. A client passed in is left alone.
