@@ -176,4 +176,32 @@ import Testing
             #expect(most - before < 24, "\(before) threads before, \(most) at most")
         }
     }
+
+    /// Multipart forms, which are encoded off the caller's thread, take no thread each: 300 of
+    /// 200 KB each sent at once, then cancelled, leave the thread count where it was. Each form was
+    /// encoded on a `DispatchQueue` of its own: 261 threads (libdispatch's limit) over both
+    /// transports.
+    @Test func formsSentTogetherTakeNoThreadEach() async throws {
+        guard processThreadCount() != nil else { return }  // Linux's /proc only
+        try await Harness.with(timeout: 30) { harness in
+            let before = try #require(processThreadCount())
+            let ends = CompletionRecorder<Bool>()
+            let fields: [String: ParameterValue] = ["a": .string(String(repeating: "x", count: 200_000)), "b": "c"]
+            let requests = (0..<300).map { _ in
+                harness.transfer.request(
+                    with: Endpoint<Data>(
+                        path: "multipart", method: .post, bodyParameters: fields, bodyEncoding: MultipartEncoding()),
+                    completion: { ends.record((try? $0.get()) != nil) })
+            }
+            var most = before
+            for _ in 0..<100 {
+                try await Task.sleep(for: .milliseconds(10))
+                most = max(most, processThreadCount() ?? 0)
+            }
+            for request in requests { request.cancel() }
+            for _ in 0..<250 where ends.callCount < 300 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(ends.callCount == 300)
+            #expect(most - before < 24, "\(before) threads before, \(most) at most")
+        }
+    }
 }
