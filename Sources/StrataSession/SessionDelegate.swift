@@ -64,9 +64,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// Why the request's body stream, if it is one of the caller's, failed, if it did: that
         /// fails the task.
         let bodyStreamFailure: Locked<RequestValidationError?>?
-        /// Sends the request once more, on a new task answering to the same relay, if it may go out
-        /// twice; returns whether it went out.
-        let resend: (@Sendable () -> Bool)?
+        /// How the request goes out once more, on a new task answering to the same relay, if its
+        /// body can be sent again; `nil` for the task that already did.
+        let resend: Resend?
+    }
+
+    /// Sends a request once more: `send` returns whether it went out (not if the exchange was
+    /// cancelled meanwhile); `isIdempotent` says whether the server may have acted on it already.
+    struct Resend: Sendable {
+        let isIdempotent: Bool
+        let send: @Sendable () -> Bool
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -84,7 +91,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         _ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?, fileProgress: ProgressHandler?,
         cookies: (jar: CookieJar, request: URLRequest)? = nil,
         bodyStreamFailure: Locked<RequestValidationError?>? = nil,
-        resend: (@Sendable () -> Bool)? = nil
+        resend: Resend? = nil
     ) {
         let record = Record(
             relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress, cookies: cookies,
@@ -180,7 +187,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         if let fileError = record.fileError, error == nil {
             return relay.end(fileError)
         }
-        if Self.readLeftoverBytes(error, record: record, response: task.response), record.resend?() == true {
+        if let resend = record.resend, Self.goesOutAgain(after: error, response: task.response, record, resend),
+            resend.send()
+        {
+            record.downloaded?.discard()
             return
         }
         var error = error
@@ -207,17 +217,28 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         relay.end(error.map(URLSessionTransport.classified))
     }
 
-    /// Whether the task failed reading, where its answer's status line should be, bytes that are not
-    /// HTTP (libcurl: "Received HTTP/0.9 when not allowed") before anything of an answer: most likely
-    /// what an earlier answer on a kept connection left there — a body after a `HEAD` answer, a `204`
-    /// or a `304`, more than libcurl read with that head — which libcurl takes for this request's
-    /// answer. The connection is closed then, so a request that may go out twice is sent once more
-    /// (``URLSessionTransport``), as AsyncHTTPClient, which never reuses such a connection, would
-    /// have sent it. A server that only ever sends such bytes gets the request twice, and the
-    /// caller the failure.
-    private static func readLeftoverBytes(_ error: (any Error)?, record: Record, response: URLResponse?) -> Bool {
-        guard let error = error as? URLError, error.code == .unsupportedURL, response == nil, !record.headPushed,
-            record.early.isEmpty, !record.isCancelled, record.downloaded == nil,
+    /// Whether the request goes out once more, on a new connection, rather than end as the task did:
+    ///
+    /// - The answer was `408 Request Timeout`: the server says it did not receive the request
+    ///   (RFC 9110, 15.5.9, lets the client repeat it, whatever its method). A server sends one on a
+    ///   kept connection it closes after a while idle, unasked, and libcurl sends the next request
+    ///   on that connection and reads it as the answer.
+    /// - The task failed reading, where its answer's status line should be, bytes that are not
+    ///   HTTP (libcurl: "Received HTTP/0.9 when not allowed") before anything of an answer: most
+    ///   likely what an earlier answer on a kept connection left there — a body after a `HEAD`
+    ///   answer, a `204` or a `304`, more than libcurl read with that head. The server may have
+    ///   acted on the request, so only an idempotent one goes out again.
+    ///
+    /// AsyncHTTPClient, which never reuses such a connection, sends it on a clean one at once. A
+    /// server that only ever answers so gets the request twice, and the caller its answer.
+    private static func goesOutAgain(
+        after error: (any Error)?, response: URLResponse?, _ record: Record, _ resend: Resend
+    ) -> Bool {
+        guard !record.headPushed, record.early.isEmpty, !record.isCancelled else { return false }
+        if let response = response as? HTTPURLResponse {
+            return response.statusCode == 408
+        }
+        guard resend.isIdempotent, let error = error as? URLError, error.code == .unsupportedURL,
             let message = error.userInfo[NSLocalizedDescriptionKey] as? String
         else { return false }
         return message.hasPrefix("Received HTTP/0.9")
@@ -230,6 +251,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         if let response = response as? HTTPURLResponse,
             let record = records.withLock({ records -> Record? in
                 guard let record = records[dataTask.taskIdentifier], !record.headPushed else { return nil }
+                // A `408` that the request answers by going out again is not the answer: its task
+                // ends here, and ``finish(_:error:)`` sends the request once more.
+                guard response.statusCode != 408 || record.resend == nil else { return nil }
                 records[dataTask.taskIdentifier]?.headPushed = true
                 return record
             })
@@ -240,6 +264,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             }
             Self.keepCookies(of: response, in: record.cookies)
             record.relay.push(ResponseHead(response))
+        } else if (response as? HTTPURLResponse)?.statusCode == 408 {
+            return completionHandler(.cancel)
         }
         completionHandler(.allow)
     }

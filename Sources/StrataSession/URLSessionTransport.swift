@@ -21,8 +21,10 @@ import StrataCore
 /// - A task is cancelled only while its completion is pending, and its completion waits for the
 ///   cancellation to be reported (a cancellation racing completion traps there); the session has no
 ///   `URLCache`.
-/// - libcurl sends a request on a kept connection where an earlier answer left bytes (a body after
-///   a `HEAD` answer) and fails it reading them; one that may go out twice goes out once more.
+/// - libcurl sends a request on a kept connection that the server has answered unasked (a `408`
+///   it sends before closing a connection idle too long) or where an earlier answer left bytes (a
+///   body after a `HEAD` answer), and reads them as the answer: a request whose body can be sent
+///   again goes out once more (after leftover bytes, only an idempotent one).
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
@@ -210,6 +212,7 @@ public final class URLSessionTransport: Transport {
         }
         let bodyStreamFailure = Self.preparingBodyStream(of: &request)
         let task: URLSessionTask
+        let isUpload = request.httpBodyStream is FileBodyStream
         if let file = request.httpBodyStream as? FileBodyStream {
             // A body on disk is uploaded from its file: a known length, and readable again on a retry.
             request.httpBodyStream = nil
@@ -233,10 +236,12 @@ public final class URLSessionTransport: Transport {
             },
             // Holding the transport keeps its session alive while the task can still be cancelled.
             stop: { [self] in delegate.cancel(current.stop(), in: session) })
-        var sendAgain: (@Sendable () -> Bool)?
-        if Self.maySendTwice(request) {
+        var sendAgain: SessionDelegate.Resend?
+        if !isUpload, request.httpBodyStream == nil, let method = request.httpMethod {
             let sent = request
-            sendAgain = { @Sendable [self] in resend(sent, attempt, to: relay, replacing: current) }
+            sendAgain = SessionDelegate.Resend(
+                isIdempotent: RetryPolicy.idempotentMethods.contains(HTTPMethod(rawValue: method.uppercased())),
+                send: { [self] in resend(sent, attempt, to: relay, replacing: current) })
         }
         start(
             task, of: attempt, relay: relay, request: request, bodyStreamFailure: bodyStreamFailure, resend: sendAgain)
@@ -265,7 +270,7 @@ public final class URLSessionTransport: Transport {
     /// Registers `task` with the delegate and resumes it.
     private func start(
         _ task: URLSessionTask, of attempt: TransportAttempt, relay: ResponseRelay, request: URLRequest,
-        bodyStreamFailure: Locked<RequestValidationError?>? = nil, resend: (@Sendable () -> Bool)? = nil
+        bodyStreamFailure: Locked<RequestValidationError?>? = nil, resend: SessionDelegate.Resend? = nil
     ) {
         delegate.register(
             task, relay: relay, uploadProgress: attempt.uploadProgress,
@@ -288,14 +293,6 @@ public final class URLSessionTransport: Transport {
             start(task, of: attempt, relay: relay, request: request)
             return task
         }
-    }
-
-    /// Whether `request` may go out twice: it has no body and its method is idempotent (RFC 9110,
-    /// 9.2.2), so the server acting on it twice changes nothing.
-    static func maySendTwice(_ request: URLRequest) -> Bool {
-        guard request.httpBody?.isEmpty ?? true, request.httpBodyStream == nil, let method = request.httpMethod
-        else { return false }
-        return RetryPolicy.idempotentMethods.contains(HTTPMethod(rawValue: method.uppercased()))
     }
 
     /// Throws unless `url` passes ``/StrataCore/HTTPURLCheck``; on Linux, also for an IPv6 address

@@ -222,4 +222,64 @@ import Testing
         let next = await StaleConnectionTests.result(Endpoint<Data>(path: "next"), over: transfer)
         #expect(throws: Never.self, "the GET after it: \(next)") { try next.get() }
     }
+
+    /// A server answers a kept connection, idle for a while, with `408 Request Timeout` unasked and
+    /// closes it. Over `URLSession`, libcurl sent the next request on that connection and read the
+    /// `408` as its answer — for a `POST` the server never saw. The server says it did not receive
+    /// the request (RFC 9110, 15.5.9): it goes out once more, whatever its method, if its body can
+    /// be sent again. Over AsyncHTTPClient it goes on a new connection at once.
+    @Test(arguments: [HTTPMethod.get, .post, .delete])
+    func anUnaskedRequestTimeoutOnAKeptConnectionDoesNotAnswerTheNextRequest(method: HTTPMethod) async throws {
+        let heads = NIOLockedValueBox<[String]>([])
+        let server = try RawServer { connection in
+            guard let head = connection.readHead() else { return }
+            heads.withLockedValue { $0.append(head) }
+            guard connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") else { return }
+            Thread.sleep(forTimeInterval: 0.1)
+            connection.write("HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            connection.close()
+        }
+        defer { server.shutdown() }
+        let transfer = StaleConnectionTests.transfer(server)
+        let body: [String: ParameterValue] = method == .post ? ["a": "b"] : [:]
+        for index in 0..<3 {
+            let result = await StaleConnectionTests.result(
+                Endpoint<Data>(path: "items/\(index)", method: method, bodyParameters: body), over: transfer)
+            #expect((try? result.get()) == Data("ok".utf8), "request \(index): \(result)")
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        // A download the same (over `URLSession`, on a download task).
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("timeout-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let download = await StaleConnectionTests.result(
+            Endpoint<Data>(path: "file", method: method, options: RequestOptions(downloadDestination: file)),
+            over: transfer)
+        #expect(throws: Never.self, "the download: \(download)") { try download.get() }
+        #expect((try? Data(contentsOf: file)) == Data("ok".utf8))
+        // Each request reached the server once.
+        #expect(heads.withLockedValue { $0 }.count == 4)
+    }
+
+    /// A server that answers every request with `408` gets each twice over `URLSession` (once over
+    /// AsyncHTTPClient), and the caller its answer.
+    @Test func aServerThatAlwaysAnswersRequestTimeoutGetsARequestTwiceAtMost() async throws {
+        let heads = NIOLockedValueBox<[String]>([])
+        let server = try RawServer { connection in
+            guard let head = connection.readHead() else { return }
+            heads.withLockedValue { $0.append(head) }
+            connection.write("HTTP/1.1 408 Request Timeout\r\nContent-Length: 4\r\nConnection: close\r\n\r\nslow")
+            connection.close()
+        }
+        defer { server.shutdown() }
+        let result = await StaleConnectionTests.result(
+            Endpoint<Data>(path: "items", method: .post, bodyParameters: ["a": "b"]),
+            over: StaleConnectionTests.transfer(server))
+        guard case .failure(.networkFailure(.unacceptableStatusCode(let response))) = result else {
+            Issue.record("the request ended with \(result)")
+            return
+        }
+        #expect(response.statusCode == 408)
+        #expect(response.body == Data("slow".utf8))
+        #expect((1...2).contains(heads.withLockedValue { $0 }.count))
+    }
 }
