@@ -110,6 +110,31 @@ import Testing
         }
     }
 
+    /// The most threads the process had above its count before `start` ran, while what it started
+    /// ran for `running`, was cancelled, and ended (`ended` true, within 5 s).
+    static func threadsTaken(
+        running: Duration, ended: () -> Bool, _ start: () -> [any NetworkCancellable]
+    ) async throws -> Int {
+        let before = try #require(processThreadCount())
+        let started = start()
+        var most = before
+        let clock = ContinuousClock()
+        let cancelAt = clock.now + running
+        let giveUpAt = cancelAt + .seconds(5)
+        var cancelled = false
+        while clock.now < giveUpAt {
+            try await Task.sleep(for: .milliseconds(10))
+            most = max(most, processThreadCount() ?? 0)
+            if !cancelled, clock.now >= cancelAt {
+                for request in started { request.cancel() }
+                cancelled = true
+            }
+            // Watched for half a second after the cancellation, and until all have ended.
+            if cancelled, clock.now >= cancelAt + .milliseconds(500), ended() { break }
+        }
+        return most - before
+    }
+
     /// Streams take no thread each: 200 started at once (most waiting for one of the transport's
     /// connections to the host) and cancelled together leave the thread count where it was. Each
     /// stream decoded on a `DispatchQueue` of its own, and each timer had one: every cancelled
@@ -117,27 +142,18 @@ import Testing
     @Test func streamsCancelledTogetherTakeNoThreadEach() async throws {
         guard processThreadCount() != nil else { return }  // Linux's /proc only
         try await Harness.with(timeout: 30) { harness in
-            let before = try #require(processThreadCount())
             let options = RequestOptions(streamIdleTimeout: 5, streamDeadline: 20)
             let ends = CompletionRecorder<Bool>()
-            let streams = (0..<200).map { _ in
-                harness.transfer.stream(
-                    Endpoint<Data>(path: "trickle", queryParameters: ["interval": 20], options: options),
-                    decoding: ByteChunks(), on: nil, receive: { _ in },
-                    completion: { ends.record((try? $0.get()) != nil) })
-            }
-            var most = before
-            for _ in 0..<15 {
-                try await Task.sleep(for: .milliseconds(20))
-                most = max(most, processThreadCount() ?? 0)
-            }
-            for stream in streams { stream.cancel() }
-            for _ in 0..<50 {
-                try await Task.sleep(for: .milliseconds(10))
-                most = max(most, processThreadCount() ?? 0)
+            let taken = try await Self.threadsTaken(running: .milliseconds(300), ended: { ends.callCount == 200 }) {
+                (0..<200).map { _ in
+                    harness.transfer.stream(
+                        Endpoint<Data>(path: "trickle", queryParameters: ["interval": 20], options: options),
+                        decoding: ByteChunks(), on: nil, receive: { _ in },
+                        completion: { ends.record((try? $0.get()) != nil) })
+                }
             }
             #expect(ends.callCount == 200)
-            #expect(most - before < 24, "\(before) threads before, \(most) at most")
+            #expect(taken < 24, "\(taken) threads more at most")
         }
     }
 
@@ -149,59 +165,42 @@ import Testing
     @Test func eventSourcesOpenTogetherTakeNoThreadEach() async throws {
         guard processThreadCount() != nil else { return }  // Linux's /proc only
         try await Harness.with(timeout: 30) { harness in
-            let before = try #require(processThreadCount())
             let ends = CompletionRecorder<Bool>()
             let events = NIOLockedValueBox(0)
-            let sources = (0..<200).map { _ in
-                harness.network.eventSource(
-                    endpoint: Endpoint<Void>(path: "sse", queryParameters: ["count": 3]), reconnectionTime: 0.05,
-                    onEvent: { _ in events.withLockedValue { $0 += 1 } },
-                    completion: { ends.record((try? $0.get()) != nil) })
+            let taken = try await Self.threadsTaken(running: .milliseconds(1500), ended: { ends.callCount == 200 }) {
+                (0..<200).map { _ in
+                    harness.network.eventSource(
+                        endpoint: Endpoint<Void>(path: "sse", queryParameters: ["count": 3]), reconnectionTime: 0.05,
+                        onEvent: { _ in events.withLockedValue { $0 += 1 } },
+                        completion: { ends.record((try? $0.get()) != nil) })
+                }
             }
-            var most = before
-            for _ in 0..<150 {
-                try await Task.sleep(for: .milliseconds(10))
-                most = max(most, processThreadCount() ?? 0)
-            }
-            for source in sources { source.cancel() }
-            for _ in 0..<50 {
-                try await Task.sleep(for: .milliseconds(10))
-                most = max(most, processThreadCount() ?? 0)
-            }
-            _ = await ends.first(timeout: 5)
-            for _ in 0..<100 where ends.callCount < 200 { try await Task.sleep(for: .milliseconds(20)) }
             #expect(ends.callCount == 200)
             #expect(ends.values.allSatisfy { !$0 }, "every source ends cancelled")
             #expect(events.withLockedValue { $0 } >= 600, "\(events.withLockedValue { $0 }) events")
-            #expect(most - before < 24, "\(before) threads before, \(most) at most")
+            #expect(taken < 24, "\(taken) threads more at most")
         }
     }
 
     /// Multipart forms, which are encoded off the caller's thread, take no thread each: 300 of
     /// 200 KB each sent at once, then cancelled, leave the thread count where it was. Each form was
-    /// encoded on a `DispatchQueue` of its own: 261 threads (libdispatch's limit) over both
+    /// encoded on a `DispatchQueue` of its own: 254 threads more (libdispatch's limit) over both
     /// transports.
     @Test func formsSentTogetherTakeNoThreadEach() async throws {
         guard processThreadCount() != nil else { return }  // Linux's /proc only
         try await Harness.with(timeout: 30) { harness in
-            let before = try #require(processThreadCount())
             let ends = CompletionRecorder<Bool>()
             let fields: [String: ParameterValue] = ["a": .string(String(repeating: "x", count: 200_000)), "b": "c"]
-            let requests = (0..<300).map { _ in
-                harness.transfer.request(
-                    with: Endpoint<Data>(
-                        path: "multipart", method: .post, bodyParameters: fields, bodyEncoding: MultipartEncoding()),
-                    completion: { ends.record((try? $0.get()) != nil) })
+            let taken = try await Self.threadsTaken(running: .seconds(1), ended: { ends.callCount == 300 }) {
+                (0..<300).map { _ in
+                    harness.transfer.request(
+                        with: Endpoint<Data>(
+                            path: "multipart", method: .post, bodyParameters: fields, bodyEncoding: MultipartEncoding()),
+                        completion: { ends.record((try? $0.get()) != nil) })
+                }
             }
-            var most = before
-            for _ in 0..<100 {
-                try await Task.sleep(for: .milliseconds(10))
-                most = max(most, processThreadCount() ?? 0)
-            }
-            for request in requests { request.cancel() }
-            for _ in 0..<250 where ends.callCount < 300 { try await Task.sleep(for: .milliseconds(20)) }
             #expect(ends.callCount == 300)
-            #expect(most - before < 24, "\(before) threads before, \(most) at most")
+            #expect(taken < 24, "\(taken) threads more at most")
         }
     }
 }
