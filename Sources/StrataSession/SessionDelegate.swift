@@ -248,25 +248,23 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        if let response = response as? HTTPURLResponse,
-            let record = records.withLock({ records -> Record? in
-                guard let record = records[dataTask.taskIdentifier], !record.headPushed else { return nil }
-                // A `408` that the request answers by going out again is not the answer: its task
-                // ends here, and ``finish(_:error:)`` sends the request once more.
-                guard response.statusCode != 408 || record.resend == nil else { return nil }
-                records[dataTask.taskIdentifier]?.headPushed = true
-                return record
-            })
-        {
-            if let refusal = Self.refusal(of: response) {
-                record.relay.end(refusal)
-                return completionHandler(.cancel)
-            }
-            Self.keepCookies(of: response, in: record.cookies)
-            record.relay.push(ResponseHead(response))
-        } else if (response as? HTTPURLResponse)?.statusCode == 408 {
+        guard let response = response as? HTTPURLResponse else { return completionHandler(.allow) }
+        // A `408` that the request answers by going out again is not the answer: its task ends
+        // here, and ``finish(_:error:)`` sends the request once more.
+        var resends = false
+        let record = records.withLock { records -> Record? in
+            guard let record = records[dataTask.taskIdentifier], !record.headPushed else { return nil }
+            resends = response.statusCode == 408 && record.resend != nil
+            if !resends { records[dataTask.taskIdentifier]?.headPushed = true }
+            return record
+        }
+        guard let record, !resends else { return completionHandler(resends ? .cancel : .allow) }
+        if let refusal = Self.refusal(of: response) {
+            record.relay.end(refusal)
             return completionHandler(.cancel)
         }
+        Self.keepCookies(of: response, in: record.cookies)
+        record.relay.push(ResponseHead(response))
         completionHandler(.allow)
     }
 
