@@ -64,16 +64,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// Why the request's body stream, if it is one of the caller's, failed, if it did: that
         /// fails the task.
         let bodyStreamFailure: Locked<RequestValidationError?>?
-        /// How the request goes out once more, on a new task answering to the same relay, if its
-        /// body can be sent again; `nil` for the task that already did.
-        let resend: Resend?
-    }
-
-    /// Sends a request once more: `send` returns whether it went out (not if the exchange was
-    /// cancelled meanwhile); `isIdempotent` says whether the server may have acted on it already.
-    struct Resend: Sendable {
-        let isIdempotent: Bool
-        let send: @Sendable () -> Bool
+        /// Sends the request once more, on a new task answering to the same relay, if its body can
+        /// be sent again (`nil` for the task that already did); returns whether it went out (not if
+        /// the exchange was cancelled meanwhile).
+        let resend: (@Sendable () -> Bool)?
     }
 
     private let records = Locked<[Int: Record]>([:])
@@ -91,7 +85,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         _ task: URLSessionTask, relay: ResponseRelay, uploadProgress: ProgressHandler?, fileProgress: ProgressHandler?,
         cookies: (jar: CookieJar, request: URLRequest)? = nil,
         bodyStreamFailure: Locked<RequestValidationError?>? = nil,
-        resend: Resend? = nil
+        resend: (@Sendable () -> Bool)? = nil
     ) {
         let record = Record(
             relay: relay, uploadProgress: uploadProgress, fileProgress: fileProgress, cookies: cookies,
@@ -187,9 +181,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         if let fileError = record.fileError, error == nil {
             return relay.end(fileError)
         }
-        if let resend = record.resend, Self.goesOutAgain(after: error, response: task.response, record, resend),
-            resend.send()
-        {
+        if let resend = record.resend, Self.goesOutAgain(task, after: error, record), resend() {
             record.downloaded?.discard()
             return
         }
@@ -231,17 +223,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     ///
     /// AsyncHTTPClient, which never reuses such a connection, sends it on a clean one at once. A
     /// server that only ever answers so gets the request twice, and the caller its answer.
-    private static func goesOutAgain(
-        after error: (any Error)?, response: URLResponse?, _ record: Record, _ resend: Resend
-    ) -> Bool {
+    private static func goesOutAgain(_ task: URLSessionTask, after error: (any Error)?, _ record: Record) -> Bool {
         guard !record.headPushed, record.early.isEmpty, !record.isCancelled else { return false }
-        if let response = response as? HTTPURLResponse {
+        if let response = task.response as? HTTPURLResponse {
             return response.statusCode == 408
         }
-        guard resend.isIdempotent, let error = error as? URLError, error.code == .unsupportedURL,
-            let message = error.userInfo[NSLocalizedDescriptionKey] as? String
+        guard let error = error as? URLError, error.code == .unsupportedURL,
+            let message = error.userInfo[NSLocalizedDescriptionKey] as? String,
+            message.hasPrefix("Received HTTP/0.9"), let method = task.originalRequest?.httpMethod
         else { return false }
-        return message.hasPrefix("Received HTTP/0.9")
+        return RetryPolicy.idempotentMethods.contains(HTTPMethod(rawValue: method))
     }
 
     func urlSession(

@@ -236,12 +236,11 @@ public final class URLSessionTransport: Transport {
             },
             // Holding the transport keeps its session alive while the task can still be cancelled.
             stop: { [self] in delegate.cancel(current.stop(), in: session) })
-        var sendAgain: SessionDelegate.Resend?
-        if !isUpload, request.httpBodyStream == nil, let method = request.httpMethod {
-            let sent = request
-            sendAgain = SessionDelegate.Resend(
-                isIdempotent: RetryPolicy.idempotentMethods.contains(HTTPMethod(rawValue: method.uppercased())),
-                send: { [self] in resend(sent, attempt, to: relay, replacing: current) })
+        // A body in memory (or none) can be sent again; a stream of the caller's, or a file, cannot.
+        // A body in memory (or none) can be sent again; a stream of the caller's, or a file, cannot.
+        var sendAgain: (@Sendable () -> Bool)?
+        if !isUpload, request.httpBodyStream == nil {
+            sendAgain = { @Sendable [self] in resend(attempt, to: relay, replacing: current) }
         }
         start(
             task, of: attempt, relay: relay, request: request, bodyStreamFailure: bodyStreamFailure, resend: sendAgain)
@@ -270,7 +269,7 @@ public final class URLSessionTransport: Transport {
     /// Registers `task` with the delegate and resumes it.
     private func start(
         _ task: URLSessionTask, of attempt: TransportAttempt, relay: ResponseRelay, request: URLRequest,
-        bodyStreamFailure: Locked<RequestValidationError?>? = nil, resend: SessionDelegate.Resend? = nil
+        bodyStreamFailure: Locked<RequestValidationError?>? = nil, resend: (@Sendable () -> Bool)? = nil
     ) {
         delegate.register(
             task, relay: relay, uploadProgress: attempt.uploadProgress,
@@ -282,13 +281,14 @@ public final class URLSessionTransport: Transport {
         }
     }
 
-    /// Sends `request` once more, on a task of its own that answers to the same relay, unless the
-    /// exchange was cancelled meanwhile; see ``SessionDelegate`` for when.
+    /// Sends the current task's request once more, on a task of its own that answers to the same
+    /// relay, unless the exchange was cancelled meanwhile; see ``SessionDelegate`` for when.
     /// - Returns: Whether it went out again.
-    private func resend(
-        _ request: URLRequest, _ attempt: TransportAttempt, to relay: ResponseRelay, replacing current: CurrentTask
-    ) -> Bool {
-        current.replace {
+    private func resend(_ attempt: TransportAttempt, to relay: ResponseRelay, replacing current: CurrentTask) -> Bool {
+        // Taken from the task rather than kept beside it: a second reference to the request as it
+        // is handed over would have the loading system copy it (four allocations a request).
+        guard let request = current.task.originalRequest else { return false }
+        return current.replace {
             let task = task(for: request, attempt)
             start(task, of: attempt, relay: relay, request: request)
             return task
@@ -340,8 +340,8 @@ public final class URLSessionTransport: Transport {
     static let longestTimeout: TimeInterval = 31_536_000
 }
 
-/// The task an exchange runs on now: its first, or the one it was sent again on.
-final class CurrentTask: Sendable {
+/// The task an exchange runs on now: its first, or the one it was sent again on. Copies share it.
+struct CurrentTask: Sendable {
     private let state: Locked<(task: URLSessionTask, stopped: Bool)>
 
     init(_ task: URLSessionTask) {
