@@ -237,7 +237,6 @@ public final class URLSessionTransport: Transport {
             // Holding the transport keeps its session alive while the task can still be cancelled.
             stop: { [self] in delegate.cancel(current.stop(), in: session) })
         // A body in memory (or none) can be sent again; a stream of the caller's, or a file, cannot.
-        // A body in memory (or none) can be sent again; a stream of the caller's, or a file, cannot.
         var sendAgain: (@Sendable () -> Bool)?
         if !isUpload, request.httpBodyStream == nil {
             sendAgain = { @Sendable [self] in resend(attempt, to: relay, replacing: current) }
@@ -285,8 +284,7 @@ public final class URLSessionTransport: Transport {
     /// relay, unless the exchange was cancelled meanwhile; see ``SessionDelegate`` for when.
     /// - Returns: Whether it went out again.
     private func resend(_ attempt: TransportAttempt, to relay: ResponseRelay, replacing current: CurrentTask) -> Bool {
-        // Taken from the task rather than kept beside it: a second reference to the request as it
-        // is handed over would have the loading system copy it (four allocations a request).
+        // The task keeps the request as it was handed over, body and all: nothing else need keep it.
         guard let request = current.task.originalRequest else { return false }
         return current.replace {
             let task = task(for: request, attempt)

@@ -234,7 +234,12 @@ import Testing
         let server = try RawServer { connection in
             guard let head = connection.readHead() else { return }
             heads.withLockedValue { $0.append(head) }
-            guard connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") else { return }
+            // The body comes whole (a request sent again without it would wait here for its deadline).
+            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+            guard connection.discard(length ?? 0),
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            else { return }
             Thread.sleep(forTimeInterval: 0.1)
             connection.write("HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             connection.close()
@@ -256,8 +261,13 @@ import Testing
             over: transfer)
         #expect(throws: Never.self, "the download: \(download)") { try download.get() }
         #expect((try? Data(contentsOf: file)) == Data("ok".utf8))
-        // Each request reached the server once.
-        #expect(heads.withLockedValue { $0 }.count == 4)
+        // Each request reached the server once, a POST with its body.
+        let received = heads.withLockedValue { $0 }
+        #expect(received.count == 4)
+        if method == .post {
+            let posts = received.filter { $0.contains(" /items/") }
+            #expect(posts.count == 3 && posts.allSatisfy { $0.lowercased().contains("content-length: 9") }, "\(posts)")
+        }
     }
 
     /// A server that answers every request with `408` gets each twice over `URLSession` (once over
