@@ -5,12 +5,14 @@ import Foundation
 /// carry credentials.
 ///
 /// Header names, query keys and body fields compare without case. The defaults cover
-/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`, every header named as a
-/// credential (`X-Api-Key`, `X-Auth-Token`: see ``namesACredential(_:)``), and the usual secret
-/// field names (``secretFieldNames``); add the names your API uses for secrets:
+/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`; every header, query key and
+/// body field named as a credential in any spelling (`X-Api-Key`, `X-Auth-Token`,
+/// `X-Amz-Signature`, `accessToken`, `new_password`: see ``namesACredential(_:)``); and the usual
+/// secret names (``secretFieldNames``, ``secretQueryKeys``). Add the names your API uses for
+/// secrets that read as nothing of the kind:
 ///
 /// ```swift
-/// let redaction = Redaction(extraHeaderNames: ["X-Partner-Id"], queryKeys: ["sig"])
+/// let redaction = Redaction(extraHeaderNames: ["X-Partner-Id"], queryKeys: ["otp"])
 /// Redaction.standard = redaction  // at start-up: descriptions, loggers and session managers use it
 /// ```
 public struct Redaction: Hashable, Sendable {
@@ -26,13 +28,19 @@ public struct Redaction: Hashable, Sendable {
         "api_key", "apikey",
     ]
 
+    /// Query keys that usually hold secrets: the ``secretFieldNames`` and `key` (an API key, as
+    /// Google's APIs name it).
+    public static let secretQueryKeys: Set<String> = secretFieldNames.union(["key"])
+
     /// Header names (lowercased) whose values are replaced.
     public let headerNames: Set<String>
-    /// Query keys (lowercased) whose values are replaced.
+    /// Query keys (lowercased) whose values are replaced, beside those named as a credential
+    /// (``namesACredential(_:)``).
     public let queryKeys: Set<String>
     /// Body fields (lowercased) — JSON members, form and multipart fields, XML elements and
-    /// attributes — whose values are replaced, at any depth. Fields named like a covered header are
-    /// replaced too (an echoed `authorization`, say).
+    /// attributes — whose values are replaced, at any depth, beside those named as a credential
+    /// (``namesACredential(_:)``). Fields named like a covered header are replaced too (an echoed
+    /// `authorization`, say).
     public let bodyFields: Set<String>
     /// What a redacted value is replaced by.
     public let placeholder: String
@@ -46,7 +54,7 @@ public struct Redaction: Hashable, Sendable {
         placeholder: String = "<redacted>"
     ) {
         self.headerNames = Self.credentialHeaderNames.union(extraHeaderNames.map { $0.lowercased() })
-        self.queryKeys = Self.secretFieldNames.union(queryKeys.map { $0.lowercased() })
+        self.queryKeys = Self.secretQueryKeys.union(queryKeys.map { $0.lowercased() })
         self.bodyFields = Self.secretFieldNames.union(bodyFields.map { $0.lowercased() })
         self.placeholder = placeholder
     }
@@ -66,31 +74,51 @@ public struct Redaction: Hashable, Sendable {
         headerNames.contains(name.lowercased()) || Self.namesACredential(name)
     }
 
-    /// Whether a header name reads as a credential's whatever the API: one of its words (split at
-    /// `-` and `_`, without case) is `token`, `secret`, `password`, `passwd`, `apikey`, `auth`,
-    /// `authorization`, `credential`, `credentials`, `cookie` or `session`, or two words in a row
-    /// are `api key`, `access key`, `secret key`, `private key` or `subscription key`. So
-    /// `X-Api-Key`, `X-Auth-Token`, `X-Amz-Security-Token`, `Ocp-Apim-Subscription-Key` and
-    /// `X-Session-Id` are hidden, and never follow a redirect to another origin, without being
-    /// named; `X-Request-Id` and `X-Tokenizer` are not.
+    /// Whether a name — of a header, a query key or a body field — reads as a credential's whatever
+    /// the API: one of its words (split at `-`, `_` and `.` and where camel case starts a word,
+    /// without case) is `token`, `secret`, `password`, `passwd`, `pwd`, `passphrase`, `apikey`,
+    /// `auth`, `authorization`, `credential`, `credentials`, `cookie`, `session`, `signature` or
+    /// `sig`, or two words in a row are `api key`, `access key`, `secret key`, `private key` or
+    /// `subscription key`. So `X-Api-Key`, `X-Auth-Token`, `X-Amz-Security-Token`,
+    /// `X-Amz-Signature`, `Ocp-Apim-Subscription-Key`, `X-Session-Id`, `accessToken` and
+    /// `newPassword` are hidden, and never follow a redirect to another origin, without being
+    /// named; `X-Request-Id`, `X-Tokenizer`, `tokens_used` and `passwordless` are not.
     public static func namesACredential(_ name: String) -> Bool {
         // Read as bytes, word by word, with no string made: every header of every request that
         // an adapter changes, or a logger writes, is asked about.
         var previous: Range<Int> = 0..<0
         var start = 0
         return name.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            for end in 0...bytes.count where end == bytes.count || bytes[end] == .hyphen || bytes[end] == .underscore {
+            for end in 0...bytes.count where end > start && startsWord(at: end, in: bytes) {
                 let word = start..<end
                 if credentialWords.contains(where: { equals(bytes[word], $0) })
                     || (equals(bytes[word], key) && keyQualifiers.contains { equals(bytes[previous], $0) })
                 {
                     return true
                 }
-                (previous, start) = (word, end + 1)
+                previous = word
+                start = end < bytes.count && isSeparator(bytes[end]) ? end + 1 : end
             }
             return false
         } ?? namesACredential(String(decoding: Array(name.utf8), as: UTF8.self))
     }
+
+    /// Whether the word before `index` of `bytes` ends there: at the end, at a separator, or where
+    /// camel case starts a word (`accessToken`, `IDToken`, `APIKey`).
+    private static func startsWord(at index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard index < bytes.count else { return true }
+        let byte = bytes[index]
+        guard !isSeparator(byte) else { return true }
+        guard isUppercase(byte), index > 0 else { return false }
+        let before = bytes[index - 1]
+        return isLowercase(before) || isDigit(before)
+            || (isUppercase(before) && index + 1 < bytes.count && isLowercase(bytes[index + 1]))
+    }
+
+    private static func isSeparator(_ byte: UInt8) -> Bool { byte == .hyphen || byte == .underscore || byte == .dot }
+    private static func isUppercase(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) }
+    private static func isLowercase(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) }
+    private static func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
 
     /// Whether `word` is `lowercase`, ASCII letters compared without case.
     private static func equals(_ word: Slice<UnsafeBufferPointer<UInt8>>, _ lowercase: [UInt8]) -> Bool {
@@ -99,8 +127,8 @@ public struct Redaction: Hashable, Sendable {
 
     /// The words that make a header name a credential's wherever they stand in it.
     private static let credentialWords: [[UInt8]] = [
-        "token", "secret", "password", "passwd", "apikey", "auth", "authorization", "credential", "credentials",
-        "cookie", "session",
+        "token", "secret", "password", "passwd", "pwd", "passphrase", "apikey", "auth", "authorization", "credential",
+        "credentials", "cookie", "session", "signature", "sig",
     ].map { Array($0.utf8) }
 
     /// `key`, a credential after one of ``keyQualifiers``.
@@ -112,23 +140,28 @@ public struct Redaction: Hashable, Sendable {
     }
 
     /// Whether a body field (a JSON member, a form or multipart field, an XML element or attribute)
-    /// named `name` is hidden; for a nested form name (`user[password]`), whether any part is.
+    /// named `name` is hidden: one of ``bodyFields`` or ``headerNames`` (an echoed
+    /// `authorization`), or named as a credential (``namesACredential(_:)``); for a nested form name
+    /// (`user[password]`), whether any part is.
     public func hidesField(named name: String) -> Bool {
-        Self.covers(name, bodyFields) || Self.covers(name, headerNames)
+        Self.covers(name) { bodyFields.contains($0) || headerNames.contains($0) }
     }
 
-    /// Whether the value of query key `name` (percent-decoded) is hidden; for a nested key
-    /// (`user[token]`), whether any part is.
+    /// Whether the value of query key `name` (percent-decoded) is hidden: one of ``queryKeys``, or
+    /// named as a credential (``namesACredential(_:)``); for a nested key (`user[token]`), whether
+    /// any part is.
     public func hidesQueryKey(named name: String) -> Bool {
-        Self.covers(name, queryKeys)
+        Self.covers(name) { queryKeys.contains($0) }
     }
 
-    /// Whether `name`, or any part of a nested name (`user[token]`, `token[0]`), is in `keys`.
-    private static func covers(_ name: String, _ keys: Set<String>) -> Bool {
-        let lowercased = name.lowercased()
-        guard !keys.contains(lowercased) else { return true }
-        guard lowercased.utf8.contains(where: { $0 == .openingBracket || $0 == .closingBracket }) else { return false }
-        return lowercased.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { keys.contains(String($0)) }
+    /// Whether `name`, or any part of a nested name (`user[token]`, `token[0]`), is one `isKey`
+    /// holds (given lowercased) or is named as a credential.
+    private static func covers(_ name: String, _ isKey: (String) -> Bool) -> Bool {
+        guard !isKey(name.lowercased()), !namesACredential(name) else { return true }
+        guard name.utf8.contains(where: { $0 == .openingBracket || $0 == .closingBracket }) else { return false }
+        return name.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { part in
+            isKey(part.lowercased()) || namesACredential(String(part))
+        }
     }
 
     /// `headers` with every covered value replaced by the placeholder.
@@ -214,7 +247,7 @@ public struct Redaction: Hashable, Sendable {
             let name = query[start..<nameEnd]
             let decoded =
                 name.utf8.contains(.percent) ? String(name).removingPercentEncoding ?? String(name) : String(name)
-            if Self.covers(decoded, keys) {
+            if Self.covers(decoded, { keys.contains($0) }) {
                 hidden.append((nameEnd..<end, hiddenValue))
             }
             guard end < bytes.endIndex else { return }
@@ -279,4 +312,5 @@ extension UInt8 {
     fileprivate static let closingBracket = UInt8(ascii: "]")
     fileprivate static let hyphen = UInt8(ascii: "-")
     fileprivate static let underscore = UInt8(ascii: "_")
+    fileprivate static let dot = UInt8(ascii: ".")
 }

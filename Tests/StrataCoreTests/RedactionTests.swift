@@ -52,6 +52,33 @@ import Testing
         #expect(text == "https://***@api.example.com/v1?token=***&page=2&Token=***")
     }
 
+    /// Query keys named as a credential are hidden whatever their spelling, as headers are: a
+    /// pre-signed S3 or Google Cloud Storage URL's signature and credential, an Azure SAS `sig`, a
+    /// Google API `key`, a camel-cased `accessToken`.
+    @Test func queryKeysNamedAsACredentialAreRedactedUnnamed() throws {
+        let url = try #require(
+            URL(
+                string: "https://bucket.s3.amazonaws.com/a.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                    + "&X-Amz-Credential=AKIA1%2F20261205&X-Amz-Date=20261205T000000Z&X-Amz-Expires=60"
+                    + "&X-Amz-Signature=abc123&X-Amz-Security-Token=tok&X-Goog-Signature=def&sig=ghi&key=AIza"
+                    + "&accessToken=jkl&user%5BsessionId%5D=mno&page=2&keyword=swift"))
+        let text = Redaction().redact(url)
+        for secret in ["AKIA1", "abc123", "=tok", "def", "ghi", "AIza", "jkl", "mno"] {
+            #expect(!text.contains(secret), "\(secret): \(text)")
+        }
+        for shown in [
+            "X-Amz-Algorithm=AWS4-HMAC-SHA256", "X-Amz-Date=20261205T000000Z", "X-Amz-Expires=60", "page=2",
+            "keyword=swift",
+        ] {
+            #expect(text.contains(shown), "\(shown): \(text)")
+        }
+    }
+
+    @Test(arguments: ["X-Hub-Signature-256", "X-Goog-Signature", "XAuthToken", "x_access_key", "X-Amz-Credential"])
+    func aHeaderNamedAsASignatureOrInAnySpellingIsRedacted(name: String) {
+        #expect(Redaction.namesACredential(name))
+    }
+
     @Test func anyPlaceholderIsSafeEvenWithCharactersAURLCannotHold() throws {
         let url = try #require(URL(string: "https://api.example.com/search?q=a%20b&key=k#top"))
         let text = Redaction(queryKeys: ["KEY"]).redact(url)

@@ -123,6 +123,30 @@ import Testing
         #expect(redaction.redact(body: Data([0xFF, 0xFE]), contentType: nil) == "<2 bytes>")
     }
 
+    /// Fields are named as their API spells them: a Swift `Codable` model's properties come as
+    /// `accessToken`, a JavaScript API's as `refreshToken`, a Rails form's as `user[new_password]`.
+    /// A field named as a credential is hidden whatever the spelling, as a header is.
+    @Test func bodyFieldsNamedAsACredentialAreRedactedInEverySpelling() throws {
+        let secrets = [
+            "accessToken": "s1", "refreshToken": "s2", "clientSecret": "s3", "newPassword": "s4", "apiKey": "s5",
+            "sessionToken": "s6", "IDToken": "s7", "x-amz-security-token": "s8", "user.password": "s9",
+            "password_confirmation": "s10",
+        ]
+        let shown = ["tokens_used": "7", "author": "ann", "keyword": "swift", "passwordless": "yes"]
+        let json = try JSONSerialization.data(withJSONObject: secrets.merging(shown) { $1 })
+        let redacted = Redaction().redact(body: json, contentType: "application/json")
+        for (name, secret) in secrets {
+            #expect(!redacted.contains("\"\(secret)\""), "\(name): \(redacted)")
+        }
+        for (name, value) in shown {
+            #expect(redacted.contains("\"\(value)\""), "\(name): \(redacted)")
+        }
+        let form = Redaction().redact(
+            body: Data("user[newPassword]=p&user[name]=ann&accessToken=t".utf8),
+            contentType: "application/x-www-form-urlencoded")
+        #expect(form == "user[newPassword]=<redacted>&user[name]=ann&accessToken=<redacted>")
+    }
+
     @Test func theCURLCommandRepeatsTheRequestWithSecretsRedactedAndQuotesEscaped() throws {
         var request = URLRequest(url: try #require(URL(string: "https://api.example.com/login?token=t0k&page=1")))
         request.httpMethod = "POST"
