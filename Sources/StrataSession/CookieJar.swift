@@ -29,6 +29,13 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
     /// `Cookie` field it gets back, without bound.
     public static let maximumCookiesPerHost = 180
 
+    /// The most cookies kept in all (RFC 6265 §6.1 has a user agent keep at least 3,000): once the
+    /// storage holds as many, and none of them has expired, a response's new ones are ignored
+    /// (replacing one it has still works). Ignored rather than making room by evicting others, so
+    /// that a server with a host name for every request can neither grow the jar without bound —
+    /// every request and response reads all of it — nor push out another site's session.
+    public static let maximumCookies = 3_000
+
     /// A jar over `storage`.
     public init(storage: HTTPCookieStorage) {
         self.storage = storage
@@ -88,22 +95,42 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
         let isSecure = ["https", "wss"].contains(url.scheme?.lowercased() ?? "")
         // The storage is read once for the response, however many fields it has: on Linux every
         // read copies and walks each cookie the storage holds.
-        let everyCookie = storage.cookies ?? []
+        var everyCookie = storage.cookies ?? []
         var present = Set((storage.cookies(for: url) ?? []).map(SetCookie.Identity.init))
+        var total = everyCookie.count
+        var expiredRemoved = false
         for effect in effects {
             switch effect {
             case .store(let cookie):
                 let replaces = present.contains(effect.cookie)
                 guard replaces || present.count < Self.maximumCookiesPerHost else { continue }
+                if !replaces, total >= Self.maximumCookies {
+                    guard !expiredRemoved else { continue }
+                    expiredRemoved = true
+                    everyCookie = removingExpired(at: Date())
+                    total = everyCookie.count
+                    guard total < Self.maximumCookies else { continue }
+                }
                 if !isSecure, everyCookie.contains(where: { Self.isShadowed(cookie, by: $0) }) { continue }
                 storage.setCookies([cookie], for: url, mainDocumentURL: request.mainDocumentURL ?? url)
                 present.insert(effect.cookie)
+                total += replaces ? 0 : 1
             case .remove:
                 for stored in everyCookie where SetCookie.Identity(stored) == effect.cookie {
                     storage.deleteCookie(stored)
+                    total -= 1
                 }
                 present.remove(effect.cookie)
             }
+        }
+    }
+
+    /// Deletes from the storage the cookies that have expired at `now`; returns the others.
+    private func removingExpired(at now: Date) -> [HTTPCookie] {
+        (storage.cookies ?? []).filter { cookie in
+            guard let expiry = cookie.expiresDate, expiry <= now else { return true }
+            storage.deleteCookie(cookie)
+            return false
         }
     }
 

@@ -227,6 +227,40 @@ import Testing
         #expect(jar.storage.cookies?.first { $0.name == "c0" }?.value == "new")
     }
 
+    /// The jar keeps a bounded number of cookies in all (RFC 6265 §6.1 has a user agent keep at least
+    /// 3,000): a server with a host name for every request (a wildcard domain) cannot grow it, or
+    /// the work of every request and response, which read the storage, without bound. New cookies
+    /// are ignored once it is full rather than old ones evicted, so that no server can push out
+    /// another's session; a replaced or removed cookie still counts as it should.
+    @Test func theJarKeepsABoundedNumberOfCookiesInAll() throws {
+        let jar = try jar()
+        for host in 0..<20 {
+            try store((0..<180).map { "c\($0)=\($0)" }, from: "http://h\(host).example.test/", in: jar)
+        }
+        #expect(jar.storage.cookies?.count == CookieJar.maximumCookies)
+        #expect(try sent(to: "http://h19.example.test/", by: jar) == nil)
+        // One it has can still be replaced, and one removed makes room for another.
+        try store(["c0=new"], from: "http://h0.example.test/", in: jar)
+        #expect(try sent(to: "http://h0.example.test/", by: jar)?.contains("c0=new") == true)
+        try store(["c1=; Max-Age=0"], from: "http://h0.example.test/", in: jar)
+        try store(["late=1", "later=2"], from: "http://h19.example.test/", in: jar)
+        #expect(try sent(to: "http://h19.example.test/", by: jar) == "late=1")
+        #expect(jar.storage.cookies?.count == CookieJar.maximumCookies)
+    }
+
+    /// Cookies that have expired make room when the jar is full.
+    @Test func expiredCookiesMakeRoomInAFullJar() async throws {
+        let jar = try jar()
+        try store((0..<100).map { "short\($0)=1; Max-Age=1" }, from: "http://h0.example.test/", in: jar)
+        for host in 1..<20 {
+            try store((0..<180).map { "c\($0)=\($0)" }, from: "http://h\(host).example.test/", in: jar)
+        }
+        try await Task.sleep(for: .milliseconds(1_100))
+        try store(["late=1"], from: "http://h20.example.test/", in: jar)
+        #expect(try sent(to: "http://h20.example.test/", by: jar) == "late=1")
+        #expect((jar.storage.cookies?.count ?? 0) <= CookieJar.maximumCookies)
+    }
+
     /// A response's fields come to one effect for each cookie they name — the last — in the order
     /// the cookies were first named: a server repeating one cookie thousands of times costs the
     /// storage one call for it, not one per field (on Linux each call copies and walks every cookie
