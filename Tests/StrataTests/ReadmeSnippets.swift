@@ -194,6 +194,43 @@ struct PinnedCertificates: ServerTrustEvaluator {
     }
 }
 
+// MARK: - Coming from NetworkingX
+
+struct UserAuthenticationRequest: Encodable, Sendable {
+    let userName: String
+    let loginPassword: String
+}
+
+struct UserAuthenticationResponse: Decodable, Sendable {
+    let token: String
+}
+
+enum AuthenticationEndpoints {
+    static func authenticateUser(request: UserAuthenticationRequest) -> Endpoint<UserAuthenticationResponse> {
+        Endpoint(
+            path: "path/of/login",
+            method: .post,
+            bodyParametersEncodable: request,
+            bodyEncoding: URLEncoding.default
+        )
+    }
+}
+
+func signIn(baseURL: URL, completionQueue: DispatchQueue) -> any NetworkCancellable {
+    let config = NetworkConfiguration(baseURL: baseURL)
+    let networkService = DefaultNetworkService(configuration: config)
+    let dataTransferService = DefaultDataTransferService(
+        networkService: networkService, completionQueue: completionQueue)
+    let request = UserAuthenticationRequest(userName: "username", loginPassword: "password")
+    let endpoint = AuthenticationEndpoints.authenticateUser(request: request)
+    return dataTransferService.request(with: endpoint) { result in
+        switch result {
+        case .success(let response): print("signed in, token of \(response.token.count) characters")
+        case .failure(let error): print(error.localizedDescription)
+        }
+    }
+}
+
 // MARK: - Run
 
 @Suite struct ReadmeExampleTests {
@@ -214,6 +251,21 @@ struct PinnedCertificates: ServerTrustEvaluator {
         #expect(create.httpMethod == "POST")
         #expect(create.httpBody == Data(#"{"name":"Ann"}"#.utf8))
         #expect(try UserEndpoints.delete(id: 9).urlRequest(with: configuration).httpMethod == "DELETE")
+    }
+}
+
+/// The README's NetworkingX example builds the request NetworkingX's does: a form `POST`.
+@Suite struct ReadmeNetworkingXTests {
+    @Test func theSignInEndpointPostsAForm() throws {
+        let configuration = NetworkConfiguration(baseURL: try #require(URL(string: "https://url.to.api/")))
+        let request = try AuthenticationEndpoints.authenticateUser(
+            request: UserAuthenticationRequest(userName: "ann", loginPassword: "p w")
+        ).urlRequest(with: configuration)
+        #expect(request.url?.absoluteString == "https://url.to.api/path/of/login")
+        #expect(request.httpMethod == "POST")
+        #expect(
+            request.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("application/x-www-form-urlencoded") == true)
+        #expect(request.httpBody == Data("loginPassword=p%20w&userName=ann".utf8))
     }
 }
 
