@@ -337,9 +337,14 @@ public final class ResponseHead: Sendable {
     /// transport delivers it decoded), and responses that have no body whatever their headers
     /// say — to `HEAD`, and `1xx`, `204` and `304` (RFC 9110, 6.4.1).
     func isShorterThanAnnounced(_ received: Int64, for request: URLRequest) -> Bool {
-        guard statusCode >= 200, statusCode != 204, statusCode != 304 else { return false }
-        return expectedContentLength > received && request.httpMethod != HTTPMethod.head.rawValue
+        !hasNoBody(answering: request.httpMethod) && expectedContentLength > received
             && headers["Content-Encoding"] == nil
+    }
+
+    /// Whether the response has no body whatever its fields say (RFC 9110, 6.4.1): it answers a
+    /// `HEAD` (`method`), or its status is `1xx`, `204` or `304`.
+    public func hasNoBody(answering method: String?) -> Bool {
+        statusCode < 200 || statusCode == 204 || statusCode == 304 || method == HTTPMethod.head.rawValue
     }
 
     /// Whether ``httpURLResponse`` has been read, and so made.

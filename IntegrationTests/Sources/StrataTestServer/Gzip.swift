@@ -1,7 +1,7 @@
 /// Compressed bodies written without a compression library: `bytes` in stored (uncompressed)
 /// deflate blocks (RFC 1951 §3.2.4), wrapped as a gzip member (RFC 1952) or as a zlib stream
 /// (RFC 1950, what HTTP's `deflate` content coding is), which any client decodes.
-enum Gzip {
+package enum Gzip {
     /// A gzip member of 1,051 bytes that decodes to 1 MiB of zeros (about 1,000 times its size): a
     /// decompression bomb. Made by `gzip.compress(bytes(1 << 20), compresslevel=9, mtime=0)` in
     /// Python; its deflate block is one byte, repeated, for each 1,032 zeros.
@@ -11,14 +11,14 @@ enum Gzip {
             0xC2, 0xA0, 0xF5, 0x4F, 0x6D, 0x08, 0x5F, 0xA0,
         ] + [UInt8](repeating: 0, count: 1_016) + [0x3E, 0x03, 0x1C, 0xEA, 0x38, 0xA7, 0x00, 0x00, 0x10, 0x00]
 
-    static func stored(_ bytes: [UInt8]) -> [UInt8] {
+    package static func stored(_ bytes: [UInt8]) -> [UInt8] {
         [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF] + storedBlocks(bytes)
             + littleEndian(crc32(bytes)) + littleEndian(UInt32(truncatingIfNeeded: bytes.count))
     }
 
     /// A zlib stream: its header (deflate, 32 KiB window, no dictionary, check bits), the blocks
     /// and the Adler-32 of `bytes`, most significant byte first.
-    static func zlibStored(_ bytes: [UInt8]) -> [UInt8] {
+    package static func zlibStored(_ bytes: [UInt8]) -> [UInt8] {
         var (a, b): (UInt32, UInt32) = (1, 0)
         for byte in bytes {
             a = (a + UInt32(byte)) % 65_521

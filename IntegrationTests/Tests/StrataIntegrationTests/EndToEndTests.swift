@@ -289,6 +289,55 @@ struct Note: Codable, Equatable, Sendable {
         }
     }
 
+    /// A response without a body — to `HEAD`, a `204` or a `304`, or one whose `Content-Length` is 0,
+    /// a redirect among them — whose fields name a content coding (a server sends the fields of the
+    /// body a `GET` would get) has nothing to decode: it ends as any bodiless response does, and a
+    /// cached body revalidated by such a `304` is served. Over AsyncHTTPClient its decompressor
+    /// failed each as a compressed body cut short (`cannotDecodeContentData`).
+    @Test(arguments: ["gzip", "deflate"])
+    func aResponseWithoutABodyInAContentCodingHasNothingToDecode(coding: String) async throws {
+        let json = Array(#"{"fresh":true}"#.utf8)
+        let coded = coding == "gzip" ? Gzip.stored(json) : Gzip.zlibStored(json)
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                let target = head.split(separator: " ").dropFirst().first ?? ""
+                let fields = "Content-Encoding: \(coding)\r\nContent-Type: application/json\r\n"
+                let reply: [UInt8]
+                switch target {
+                case "/no-content": reply = Array("HTTP/1.1 204 No Content\r\n\(fields)\r\n".utf8)
+                case "/empty": reply = Array("HTTP/1.1 200 OK\r\n\(fields)Content-Length: 0\r\n\r\n".utf8)
+                case "/moved":
+                    reply = Array("HTTP/1.1 302 Found\r\nLocation: /empty\r\n\(fields)Content-Length: 0\r\n\r\n".utf8)
+                case "/cached" where head.lowercased().contains("if-none-match: \"v1\""):
+                    let answer = "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\(fields)Content-Length: 40\r\n\r\n"
+                    reply = Array(answer.utf8)
+                case "/cached":
+                    reply =
+                        Array(
+                            "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nCache-Control: no-cache\r\n\(fields)"
+                                .appending("Content-Length: \(coded.count)\r\n\r\n").utf8) + coded
+                default:  // a HEAD of what a GET would get coded
+                    reply = Array("HTTP/1.1 200 OK\r\n\(fields)Content-Length: \(coded.count)\r\n\r\n".utf8)
+                }
+                guard connection.write(reply) else { return }
+            }
+        }
+        defer { server.shutdown() }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.url("/"), timeoutInterval: 5),
+                sessionManager: SessionManager.underTest(acceptableStatusCodes: [200, 204], cache: HTTPCache())),
+            completionQueue: DispatchQueue(label: "EndToEndTests.bodiless"))
+        for (path, method) in [("items", HTTPMethod.head), ("no-content", .get), ("empty", .get), ("moved", .get)] {
+            let result = await StaleConnectionTests.result(Endpoint<Data>(path: path, method: method), over: transfer)
+            #expect((try? result.get()) == Data(), "\(method.rawValue) /\(path): \(result)")
+        }
+        for round in 0..<2 {
+            let result = await StaleConnectionTests.result(Endpoint<Data>(path: "cached"), over: transfer)
+            #expect((try? result.get()) == Data(json), "GET /cached, round \(round): \(result)")
+        }
+    }
+
     /// 1,051 bytes of gzip that decode to 1 MiB: a decompression bomb fails the request, in memory
     /// and to a file, over both transports alike (libcurl decodes without a limit of its own), and
     /// leaves no file.

@@ -264,6 +264,7 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         let delegate = ResponseDelegate(
             url: attempt.request.url ?? URL(fileURLWithPath: "/"),
+            method: request.method.rawValue,
             uploadLength: bodyLength,
             uploadProgress: attempt.uploadProgress,
             receiver: receiver,

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTPCompression
 import NIOPosix
 import StrataCore
 import StrataSession
@@ -61,6 +62,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     private let url: URL
+    /// The request's method, as sent.
+    private let method: String
     private let uploadLength: Int64
     private let uploadProgress: (@Sendable (Int64, Int64) -> Void)?
     private let state: NIOLockedValueBox<State>
@@ -79,6 +82,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     init(
         url: URL,
+        method: String,
         uploadLength: Int64,
         uploadProgress: (@Sendable (Int64, Int64) -> Void)?,
         receiver: any ResponseReceiver,
@@ -88,6 +92,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         decodes: Bool?
     ) {
         self.url = url
+        self.method = method
         self.cookies = cookies
         self.decodes = decodes
         self.uploadLength = uploadLength
@@ -132,6 +137,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// and state, so that the consumer and a cancellation reach whichever is under way.
     private init(resending first: ResponseDelegate) {
         url = first.url
+        method = first.method
         uploadLength = first.uploadLength
         uploadProgress = first.uploadProgress
         state = first.state
@@ -292,10 +298,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// body was sent is complete, whatever became of the rest of the body.
     private func finish(_ result: Result<Void, any Error>) {
         if case .failure(let error) = result, resendsAfter(error) { return }
-        let (answeredEarly, held) = state.withLockedValue { state in
+        let (answeredEarly, held, head, received) = state.withLockedValue { state in
             // The task holds this delegate: no cycle outlives it.
             defer { (state.held, state.task) = (nil, nil) }
-            return (state.answeredEarly, state.held)
+            return (state.answeredEarly, state.held, state.head, state.received)
         }
         // No promise is left unfulfilled (SwiftNIO traps on one in a debug build).
         held?.succeed()
@@ -306,6 +312,11 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             relay.end(nil)
         case .failure where answeredEarly:
             relay.end(nil)
+        case .failure(let error as NIOHTTPDecompression.ExtraDecompressionError)
+        where error == .truncatedData && received == 0 && head.map(hasNoBody) == true:
+            // The decompressor took a response without a body whose fields name a content coding
+            // (the fields of the body a `GET` would get) for a compressed body cut short.
+            relay.end(nil)
         case .failure(let error as HTTPClientError) where error == .bodyLengthMismatch && uploadLength >= 0:
             // A body that did not hold the length announced for it — a stream of the caller's, or
             // a file that changed size as it was sent: the request's fault, not the network's.
@@ -313,6 +324,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         case .failure(let error):
             relay.end(AsyncHTTPClientTransport.transportError(error, url: url))
         }
+    }
+
+    /// Whether `head` ends with no body by its own framing: one to `HEAD`, a `1xx`, `204` or `304`,
+    /// or a `Content-Length` of 0.
+    private func hasNoBody(_ head: ResponseHead) -> Bool {
+        head.hasNoBody(answering: method) || head.expectedContentLength == 0
     }
 
     /// Sends the request again on a new connection, once, if its connection closed before a byte
