@@ -89,14 +89,16 @@ public struct Redaction: Hashable, Sendable {
         var previous: Range<Int> = 0..<0
         var start = 0
         return name.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            for end in 0...bytes.count where end > start && startsWord(at: end, in: bytes) {
-                let word = start..<end
-                if credentialWords.contains(where: { equals(bytes[word], $0) })
-                    || (equals(bytes[word], key) && keyQualifiers.contains { equals(bytes[previous], $0) })
-                {
-                    return true
+            for end in 0...bytes.count where startsWord(at: end, in: bytes) {
+                if end > start {
+                    let word = start..<end
+                    if credentialWords.contains(where: { equals(bytes[word], $0) })
+                        || (equals(bytes[word], key) && keyQualifiers.contains { equals(bytes[previous], $0) })
+                    {
+                        return true
+                    }
+                    previous = word
                 }
-                previous = word
                 start = end < bytes.count && isSeparator(bytes[end]) ? end + 1 : end
             }
             return false

@@ -74,7 +74,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["X-Hub-Signature-256", "X-Goog-Signature", "XAuthToken", "x_access_key", "X-Amz-Credential"])
+    @Test(arguments: [
+        "X-Hub-Signature-256", "X-Goog-Signature", "XAuthToken", "x_access_key", "X-Amz-Credential", "_token",
+        "--auth--", "__Secure-session",
+    ])
     func aHeaderNamedAsASignatureOrInAnySpellingIsRedacted(name: String) {
         #expect(Redaction.namesACredential(name))
     }
