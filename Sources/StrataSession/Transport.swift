@@ -342,7 +342,7 @@ public final class ResponseHead: Sendable {
     }
 
     /// Whether the response has no body whatever its fields say (RFC 9110, 6.4.1): it answers a
-    /// `HEAD` (`method`), or its status is `1xx`, `204` or `304`.
+    /// request whose `method` is `HEAD`, or its status is `1xx`, `204` or `304`.
     public func hasNoBody(answering method: String?) -> Bool {
         statusCode < 200 || statusCode == 204 || statusCode == 304 || method == HTTPMethod.head.rawValue
     }
