@@ -576,8 +576,12 @@ final class RequestExecution: Sendable {
     /// The target a redirect's `Location` fields name: a field repeated with one value (two layers
     /// of a server each adding it) names that value, and so does one value repeated in a field a
     /// transport joined from several (FoundationNetworking joins them with ", ", which no URI
-    /// holds); fields of different values name no one target (RFC 9110 §10.2.2 allows one).
+    /// holds); fields of different values name no one target (RFC 9110 §10.2.2 allows one). A value
+    /// is read without the spaces and tabs around it, which are not part of it (RFC 9110 §5.5) and
+    /// which neither client's parser takes off the end: curl and browsers follow `/next` for
+    /// `Location: /next  ` too.
     static func location(_ fields: [String]) throws(RedirectError) -> String {
+        let fields = fields.map { $0.trimmingCharacters(in: Self.optionalWhitespace) }
         guard let first = fields.first else { return "" }
         guard fields.count == 1 else {
             guard fields.allSatisfy({ $0 == first }) else {
@@ -588,6 +592,9 @@ final class RequestExecution: Sendable {
         let parts = first.components(separatedBy: ", ")
         return parts.count > 1 && parts.allSatisfy({ $0 == parts[0] }) ? parts[0] : first
     }
+
+    /// The whitespace HTTP allows around a field value: spaces and tabs (RFC 9110 §5.6.3).
+    private static let optionalWhitespace = CharacterSet(charactersIn: " \t")
 
     /// The next request of a redirect from `sent` to `location`, made safe (see
     /// ``/StrataCore/RedirectPolicy``).

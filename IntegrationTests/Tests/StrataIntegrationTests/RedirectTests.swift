@@ -189,6 +189,34 @@ import Testing
         }
     }
 
+    /// A `Location` written with whitespace after it (or before it), as a server that builds the
+    /// field from a padded string sends it, names the target without it: a field value excludes
+    /// the whitespace around it (RFC 9110, 5.5), and curl and browsers follow the trimmed value.
+    /// Neither client's parser takes trailing whitespace off, and the spaces went out encoded
+    /// (`/landed%20%20`), to a path the server did not name.
+    @Test(arguments: ["/landed  ", "/landed\t", " \t/landed \t ", "http://HOST/landed "])
+    func aLocationIsFollowedWithoutTheWhitespaceAroundIt(location: String) async throws {
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                let path = head.split(separator: " ").dropFirst().first ?? ""
+                let host = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("host:") }?
+                    .dropFirst("host:".count).trimmingCharacters(in: .whitespaces)
+                let answer =
+                    path == "/start"
+                    ? "HTTP/1.1 302 Found\r\nLocation: \(location.replacingOccurrences(of: "HOST", with: host ?? ""))"
+                        + "\r\nContent-Length: 0\r\n\r\n"
+                    : "HTTP/1.1 200 OK\r\nContent-Length: \(path.utf8.count)\r\n\r\n\(path)"
+                guard connection.write(answer) else { return }
+            }
+        }
+        defer { server.shutdown() }
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+            sessionManager: SessionManager.underTest())
+        let landed = try await service.request(endpoint: Endpoint<Data>(path: "start"))
+        #expect(String(decoding: landed.body, as: UTF8.self) == "/landed")
+    }
+
     @Test func moreRedirectsThanAllowedFailWithTheTypedError() async throws {
         try await Harness.with { (harness) async throws in
             let error = await failure { () async throws(DataTransferError) in
