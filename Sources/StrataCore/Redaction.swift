@@ -105,8 +105,8 @@ public struct Redaction: Hashable, Sendable {
         } ?? namesACredential(String(decoding: Array(name.utf8), as: UTF8.self))
     }
 
-    /// Whether the word before `index` of `bytes` ends there: at the end, at a separator, or where
-    /// camel case starts a word (`accessToken`, `IDToken`, `APIKey`).
+    /// Whether a word of `bytes` ends before `index`: at the end, at a separator, or where camel
+    /// case starts the next word (`accessToken`, `IDToken`, `APIKey`).
     private static func startsWord(at index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard index < bytes.count else { return true }
         let byte = bytes[index]
@@ -127,7 +127,7 @@ public struct Redaction: Hashable, Sendable {
         word.count == lowercase.count && zip(word, lowercase).allSatisfy { $0 | 0x20 == $1 }
     }
 
-    /// The words that make a header name a credential's wherever they stand in it.
+    /// The words that make a name a credential's wherever they stand in it.
     private static let credentialWords: [[UInt8]] = [
         "token", "secret", "password", "passwd", "pwd", "passphrase", "apikey", "auth", "authorization", "credential",
         "credentials", "cookie", "session", "signature", "sig",
