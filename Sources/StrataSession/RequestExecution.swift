@@ -85,6 +85,8 @@ final class RequestExecution: Sendable {
 
     /// The request's one completion and its cancellation: the handle the caller gets.
     let call: CancellableCompletion<TransportOutcome>
+    /// The request's number among the manager's ``RequestsUnderWay``.
+    private let number: Int
     private let core: PipelineCore
     private let original: URLRequest
     private let acceptableStatusCodes: Set<Int>
@@ -166,7 +168,11 @@ final class RequestExecution: Sendable {
         }
         self.context = context
         self.record = record
+        let underWay = core.underWay
+        let number = underWay.number()
+        self.number = number
         self.call = CancellableCompletion(cancelledWith: .cancelled) { outcome in
+            underWay.remove(number)
             record?.finished(outcome)
             guard let progress else { return completion(outcome) }
             progress.finish { completion(outcome) }
@@ -174,6 +180,7 @@ final class RequestExecution: Sendable {
     }
 
     func start() {
+        core.underWay.add(call, as: number)
         record?.created()
         // Cancelling completes the call, then ends the attempt under way. The call holds the execution
         // only weakly: it completes even when an adapter or retrier has dropped its callback (and the

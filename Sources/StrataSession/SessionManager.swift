@@ -164,6 +164,25 @@ public final class SessionManager: NetworkSessionManager {
         execution.start()
         return execution.call
     }
+
+    /// Cancels every request the manager has under way — waiting for its adapters or a retry,
+    /// sent, downloading, uploading or streaming — as each one's own `cancel()` would: each
+    /// completes once, as cancelled (a stream ends as cancelled), and none is retried. What a
+    /// request started after this call returns is left alone, so an app can sign out, cancel
+    /// what the old session started and sign in again at once.
+    ///
+    /// An ``EventSource`` whose connection is under way ends, as cancelled; one waiting to
+    /// reconnect is not a request yet: cancel the source itself to stop it.
+    ///
+    /// ```swift
+    /// func signOut() {
+    ///     credentials.clear()
+    ///     sessionManager.cancelAllRequests()
+    /// }
+    /// ```
+    public func cancelAllRequests() {
+        core.underWay.cancelAll()
+    }
 }
 
 extension SessionManager {
@@ -212,6 +231,7 @@ final class PipelineCore: Sendable {
     let redaction: Redaction
     let monitors: EventMonitors
     let deadlines = Deadlines()
+    let underWay = RequestsUnderWay()
 
     init(
         transport: any Transport,
@@ -227,5 +247,52 @@ final class PipelineCore: Sendable {
         self.redirectPolicy = redirectPolicy
         self.reachability = reachability
         self.redaction = redaction
+    }
+}
+
+/// The calls of a manager's requests that have not completed: what
+/// ``SessionManager/cancelAllRequests()`` cancels. A request's call is added as the request starts
+/// and removed as it completes, however it completes.
+final class RequestsUnderWay: Sendable {
+    private struct State: Sendable {
+        var nextNumber = 0
+        var calls: [Int: CancellableCompletion<TransportOutcome>] = [:]
+    }
+
+    private let state = Locked(State())
+
+    /// A number for a request about to be made, under which its call is added and removed.
+    func number() -> Int {
+        state.withLock { state in
+            defer { state.nextNumber += 1 }
+            return state.nextNumber
+        }
+    }
+
+    /// Keeps `call` under `number` until ``remove(_:)`` or ``cancelAll()``.
+    func add(_ call: CancellableCompletion<TransportOutcome>, as number: Int) {
+        state.withLock { $0.calls[number] = call }
+    }
+
+    /// Forgets the call under `number`: it completed.
+    func remove(_ number: Int) {
+        _ = state.withLock { $0.calls.removeValue(forKey: number) }
+    }
+
+    /// How many calls are kept.
+    var count: Int {
+        state.withLock { $0.calls.count }
+    }
+
+    /// Cancels every call kept, outside the lock: a cancelled call completes, and its completion
+    /// removes it.
+    func cancelAll() {
+        let calls = state.withLock { state in
+            defer { state.calls = [:] }
+            return Array(state.calls.values)
+        }
+        for call in calls {
+            call.cancel()
+        }
     }
 }
