@@ -135,6 +135,11 @@ package enum HTTPGrammar {
         !text.isEmpty && all(of: text) { tokenCharacters[Int($0)] }
     }
 
+    /// Whether `byte` is a `tchar`, a byte of a token.
+    package static func isTokenByte(_ byte: UInt8) -> Bool {
+        tokenCharacters[Int(byte)]
+    }
+
     /// Whether `text` can stand as a field value (§5.5): no control character but horizontal tab.
     package static func isFieldValue(_ text: String) -> Bool {
         all(of: text) { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }

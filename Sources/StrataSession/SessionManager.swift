@@ -167,12 +167,12 @@ public final class SessionManager: NetworkSessionManager {
 
     /// Cancels every request the manager has under way — waiting for its adapters or a retry,
     /// sent, downloading, uploading or streaming — as each one's own `cancel()` would: each
-    /// completes once, as cancelled (a stream ends as cancelled), and none is retried. What a
-    /// request started after this call returns is left alone, so an app can sign out, cancel
-    /// what the old session started and sign in again at once.
+    /// completes once, as cancelled (a stream ends as cancelled), and none is retried. A request
+    /// started after this call returns is left alone, so an app can sign out, cancel what the old
+    /// session started and sign in again at once.
     ///
-    /// An ``EventSource`` whose connection is under way ends, as cancelled; one waiting to
-    /// reconnect is not a request yet: cancel the source itself to stop it.
+    /// An event source (StrataService's `EventSource`) whose connection is under way ends, as
+    /// cancelled; one waiting to reconnect has no request under way: cancel the source itself.
     ///
     /// ```swift
     /// func signOut() {

@@ -151,6 +151,10 @@ func readmeWalkthrough() async throws {
         redirectPolicy: .follow
     )
 
+    let deviceManager = SessionManager(
+        interceptors: [PasswordAuthenticator(user: "admin", password: "secret", for: configuration.baseURL)]
+    )
+
     let cachesFolder = FileManager.default.temporaryDirectory
     let cachedManager = SessionManager(
         cache: HTTPCache(memoryCapacity: 20 * 1_048_576, directory: cachesFolder.appendingPathComponent("api"))
@@ -181,7 +185,10 @@ func readmeWalkthrough() async throws {
 
     let created = try await transfer.request(UserEndpoints.create(NewUser(name: "Ann")))
 
-    _ = (login, tagged, upload, order, created, sessionManager, protectedManager, pinnedManager, cachedManager)
+    _ = (
+        login, tagged, upload, order, created, sessionManager, protectedManager, pinnedManager, cachedManager,
+        deviceManager
+    )
 }
 
 struct PinnedCertificates: ServerTrustEvaluator {

@@ -67,6 +67,7 @@ public enum StandardRoutes {
         }
         installRedirects(on: router)
         installAuthentication(on: router, state: state)
+        DigestAuthentication.install(on: router, state: state)
         router.add(nil, "/retry-after/{status}") { request in
             let status = Int(request.parameters["status"] ?? "") ?? 503
             let key = request.queryValue("key") ?? "default"

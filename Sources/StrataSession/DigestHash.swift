@@ -1,0 +1,151 @@
+/// The hash functions HTTP Digest authentication names (RFC 7616 §6.1): MD5 (RFC 1321) and
+/// SHA-256 (FIPS 180-4), over a message in memory. Foundation has neither on Linux, and Strata
+/// depends on no package; they serve ``PasswordAuthenticator`` only, where what is hashed is a
+/// few short strings — not for anything that needs a hash to be secret or fast.
+enum DigestHash: String, Sendable, CaseIterable {
+    case md5 = "MD5"
+    case sha256 = "SHA-256"
+
+    /// The hash of `message`'s UTF-8 bytes, in lowercase hexadecimal, as Digest writes it.
+    func hex(_ message: String) -> String {
+        let bytes = hash(Array(message.utf8))
+        return String(
+            decoding: bytes.flatMap { [Self.hexDigits[Int($0 >> 4)], Self.hexDigits[Int($0 & 0xf)]] }, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// The hash of `message`.
+    func hash(_ message: [UInt8]) -> [UInt8] {
+        switch self {
+        case .md5: return Self.md5(message)
+        case .sha256: return Self.sha256(message)
+        }
+    }
+
+    /// `message` padded to a whole number of 64-byte blocks: a 1 bit, zeros, and the message's
+    /// length in bits in the last 8 bytes, little-endian for MD5 and big-endian for SHA-256.
+    private static func padded(_ message: [UInt8], lengthBigEndian: Bool) -> [UInt8] {
+        var bytes = message
+        bytes.append(0x80)
+        while bytes.count % 64 != 56 { bytes.append(0) }
+        let bits = UInt64(message.count) &* 8
+        for index in 0..<8 {
+            let shift = lengthBigEndian ? (7 - index) * 8 : index * 8
+            bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
+        }
+        return bytes
+    }
+
+    private static func rotatedLeft(_ value: UInt32, by count: UInt32) -> UInt32 {
+        (value << count) | (value >> (32 - count))
+    }
+
+    private static func rotatedRight(_ value: UInt32, by count: UInt32) -> UInt32 {
+        (value >> count) | (value << (32 - count))
+    }
+
+    // MARK: MD5 (RFC 1321)
+
+    /// `floor(abs(sin(i + 1)) * 2^32)` for each step `i`.
+    private static let md5Constants: [UInt32] = [
+        0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+        0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+        0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+        0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+        0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+        0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+        0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+        0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+    ]
+
+    /// How far each step rotates, four values a round.
+    private static let md5Shifts: [UInt32] = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21]
+
+    private static func md5(_ message: [UInt8]) -> [UInt8] {
+        var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
+        let bytes = padded(message, lengthBigEndian: false)
+        var words = [UInt32](repeating: 0, count: 16)
+        for block in stride(from: 0, to: bytes.count, by: 64) {
+            for index in 0..<16 {
+                let at = block + index * 4
+                words[index] =
+                    UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16
+                    | UInt32(bytes[at + 3]) << 24
+            }
+            var (a, b, c, d) = state
+            for step in 0..<64 {
+                let mixed: UInt32
+                let word: Int
+                switch step / 16 {
+                case 0: (mixed, word) = ((b & c) | (~b & d), step)
+                case 1: (mixed, word) = ((d & b) | (~d & c), (5 * step + 1) % 16)
+                case 2: (mixed, word) = (b ^ c ^ d, (3 * step + 5) % 16)
+                default: (mixed, word) = (c ^ (b | ~d), (7 * step) % 16)
+                }
+                let sum = mixed &+ a &+ md5Constants[step] &+ words[word]
+                (a, d, c) = (d, c, b)
+                b = b &+ rotatedLeft(sum, by: md5Shifts[(step / 16) * 4 + step % 4])
+            }
+            state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
+        }
+        return [state.0, state.1, state.2, state.3].flatMap { word in
+            (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32($0 * 8)) }
+        }
+    }
+
+    // MARK: SHA-256 (FIPS 180-4)
+
+    /// The first 32 bits of the fractional parts of the cube roots of the first 64 primes.
+    private static let sha256Constants: [UInt32] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+    ]
+
+    /// The first 32 bits of the fractional parts of the square roots of the first 8 primes.
+    private static let sha256Initial: [UInt32] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+    ]
+
+    private static func sha256(_ message: [UInt8]) -> [UInt8] {
+        var state = sha256Initial
+        let bytes = padded(message, lengthBigEndian: true)
+        var schedule = [UInt32](repeating: 0, count: 64)
+        for block in stride(from: 0, to: bytes.count, by: 64) {
+            for index in 0..<16 {
+                let at = block + index * 4
+                schedule[index] =
+                    UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8
+                    | UInt32(bytes[at + 3])
+            }
+            for index in 16..<64 {
+                let before15 = schedule[index - 15]
+                let before2 = schedule[index - 2]
+                let sigma0 = rotatedRight(before15, by: 7) ^ rotatedRight(before15, by: 18) ^ (before15 >> 3)
+                let sigma1 = rotatedRight(before2, by: 17) ^ rotatedRight(before2, by: 19) ^ (before2 >> 10)
+                schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1
+            }
+            var (a, b, c, d, e, f, g, h) = (
+                state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
+            )
+            for index in 0..<64 {
+                let sum1 = rotatedRight(e, by: 6) ^ rotatedRight(e, by: 11) ^ rotatedRight(e, by: 25)
+                let choice = (e & f) ^ (~e & g)
+                let first = h &+ sum1 &+ choice &+ sha256Constants[index] &+ schedule[index]
+                let sum0 = rotatedRight(a, by: 2) ^ rotatedRight(a, by: 13) ^ rotatedRight(a, by: 22)
+                let majority = (a & b) ^ (a & c) ^ (b & c)
+                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ first, c, b, a, first &+ sum0 &+ majority)
+            }
+            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() {
+                state[index] = state[index] &+ value
+            }
+        }
+        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - $0 * 8)) } }
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import StrataCore
+import StrataTesting
+import Testing
+
+@testable import StrataSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The hashes Digest authentication names, against their standards' test vectors and against
+/// coreutils on inputs around the block boundaries.
+@Suite struct DigestHashTests {
+    @Test func theStandardsTestVectorsHash() {
+        #expect(DigestHash.md5.hex("") == "d41d8cd98f00b204e9800998ecf8427e")
+        #expect(DigestHash.md5.hex("abc") == "900150983cd24fb0d6963f7d28e17f72")
+        #expect(DigestHash.md5.hex("message digest") == "f96b697d7cb7938d525a2f31aaf161d0")
+        #expect(
+            DigestHash.md5.hex(String(repeating: "1234567890", count: 8)) == "57edf4a22be3c955ac49da2e2107b67a")
+        #expect(DigestHash.sha256.hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(DigestHash.sha256.hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            DigestHash.sha256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+
+    /// Random bytes of every length from 0 to 200 (a block is 64 bytes, and the length takes the
+    /// last 8 of the last), hashed here and by `md5sum` and `sha256sum`.
+    @Test(arguments: DigestHash.allCases)
+    func everyLengthHashesAsCoreutilsDoes(hash: DigestHash) throws {
+        let tool = URL(fileURLWithPath: hash == .md5 ? "/usr/bin/md5sum" : "/usr/bin/sha256sum")
+        guard FileManager.default.isExecutableFile(atPath: tool.path) else { return }
+        var generator = SeededGenerator(seed: 11)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-hash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var expected: [String] = []
+        for length in 0...200 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            try Data(bytes).write(to: folder.appendingPathComponent(String(format: "%03d", length)))
+            expected.append(hash.hash(bytes).map { String(format: "%02x", $0) }.joined())
+        }
+        let process = Process()
+        process.executableURL = tool
+        process.currentDirectoryURL = folder
+        process.arguments = (0...200).map { String(format: "%03d", $0) }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let reported = text.split(separator: "\n").map { String($0.prefix { $0 != " " }) }
+        #expect(reported == expected)
+    }
+}
+
+/// `WWW-Authenticate` read as RFC 9110 §11.6.1 writes it, and the answers of RFC 7616's and
+/// RFC 2617's examples made to the byte.
+@Suite struct PasswordAuthenticatorAnswerTests {
+    @Test func challengesAreReadWhateverTheirSpelling() {
+        let challenges = AuthenticationChallenge.parse(
+            #"Newauth realm="apps", type=1, title="Login to \"apps\"", BASIC realm="simple, with a comma","#
+                + #" Negotiate abc123==,Digest realm="r",  nonce = "n\\1" ,qop="auth,auth-int""#)
+        #expect(
+            challenges == [
+                AuthenticationChallenge(
+                    scheme: "newauth", parameters: ["realm": "apps", "type": "1", "title": #"Login to "apps""#]),
+                AuthenticationChallenge(scheme: "basic", parameters: ["realm": "simple, with a comma"]),
+                AuthenticationChallenge(scheme: "negotiate", parameters: [:]),
+                AuthenticationChallenge(
+                    scheme: "digest", parameters: ["realm": "r", "nonce": #"n\1"#, "qop": "auth,auth-int"]),
+            ])
+        #expect(AuthenticationChallenge.parse("") == [])
+        #expect(AuthenticationChallenge.parse(#", ,Basic realm="unclosed"#).map(\.scheme) == ["basic"])
+    }
+
+    @Test func theStrongestChallengeThatCanBeAnsweredIsChosen() throws {
+        func chosen(_ field: String) -> String? {
+            Challenge.strongest(in: AuthenticationChallenge.parse(field)).map { challenge in
+                switch challenge.kind {
+                case .basic: return "basic"
+                case .digest(let digest): return digest.hash.rawValue + (digest.isSession ? "-sess" : "")
+                }
+            }
+        }
+        #expect(chosen(#"Basic realm="a", Digest realm="a", nonce="n""#) == "MD5")
+        #expect(
+            chosen(#"Digest realm="a", nonce="n", algorithm=MD5, Digest realm="a", nonce="n", algorithm=SHA-256"#)
+                == "SHA-256")
+        #expect(chosen(#"Digest realm="a", nonce="n", algorithm=md5-sess"#) == "MD5-sess")
+        #expect(chosen(#"Digest realm="a", nonce="n", algorithm=SHA-512-256, Basic realm="a""#) == "basic")
+        #expect(chosen(#"Digest realm="a", nonce="n", qop="auth-int""#) == nil)
+        #expect(chosen(#"Digest realm="a""#) == nil)
+        #expect(chosen(#"Bearer realm="a", Negotiate"#) == nil)
+    }
+
+    @Test(arguments: [
+        ("SHA-256", "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1"),
+        ("MD5", "8ca523f5e9506fed4657c9700eebdbec"),
+    ])
+    func rfc7616sExampleIsAnsweredToTheByte(algorithm: String, response: String) throws {
+        let nonce = "7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v"
+        let opaque = "FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"
+        let challenge = try #require(
+            Challenge.strongest(
+                in: AuthenticationChallenge.parse(
+                    #"Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=\#(algorithm), "#
+                        + #"nonce="\#(nonce)", opaque="\#(opaque)""#)))
+        let request = URLRequest(url: try #require(URL(string: "http://www.example.org/dir/index.html")))
+        let field = challenge.nextAnswer().field(
+            for: request, user: "Mufasa", password: "Circle of Life",
+            clientNonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ")
+        #expect(
+            field
+                == #"Digest username="Mufasa", realm="http-auth@example.org", uri="/dir/index.html", "#
+                + #"algorithm=\#(algorithm), nonce="\#(nonce)", nc=00000001, "#
+                + #"cnonce="f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ", qop=auth, response="\#(response)", "#
+                + #"opaque="\#(opaque)""#)
+    }
+
+    @Test func rfc2617sExampleIsAnsweredAndEachAnswerCountsOn() throws {
+        let challenge = try #require(
+            Challenge.strongest(
+                in: AuthenticationChallenge.parse(
+                    #"Digest realm="testrealm@host.com", qop="auth,auth-int", "#
+                        + #"nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", opaque="5ccc069c403ebaf9f0171e9517f40e41""#)))
+        let request = URLRequest(url: try #require(URL(string: "http://host.com/dir/index.html")))
+        let first = challenge.nextAnswer().field(
+            for: request, user: "Mufasa", password: "Circle Of Life", clientNonce: "0a4f113b")
+        #expect(first.contains(#"nc=00000001, cnonce="0a4f113b""#))
+        #expect(first.contains(#"response="6629fae49393a05397450978507c4ef1""#))
+        #expect(!first.contains("algorithm="), "an algorithm the server did not name is not named back")
+        let second = challenge.nextAnswer().field(
+            for: request, user: "Mufasa", password: "Circle Of Life", clientNonce: "0a4f113b")
+        #expect(second.contains("nc=00000002"))
+    }
+
+    @Test func aNameAQuotedStringCannotCarryIsSentEncodedOrHashed() throws {
+        let request = URLRequest(url: try #require(URL(string: "http://h.test/a%20b?x=1&y=%2F")))
+        let plain = try #require(
+            Challenge.strongest(in: AuthenticationChallenge.parse(#"Digest realm="r", nonce="n""#)))
+        let field = plain.nextAnswer().field(for: request, user: "Jäsøn Doe", password: "pw", clientNonce: "c")
+        #expect(field.hasPrefix("Digest username*=UTF-8''J%C3%A4s%C3%B8n%20Doe, "))
+        #expect(field.contains(#"uri="/a%20b?x=1&y=%2F""#))
+        #expect(!field.contains("nc="), "no qop offered: none sent")
+        let hashed = try #require(
+            Challenge.strongest(in: AuthenticationChallenge.parse(#"Digest realm="r", nonce="n", userhash=true"#)))
+        let hashedField = hashed.nextAnswer().field(for: request, user: "Jäsøn Doe", password: "pw", clientNonce: "c")
+        #expect(hashedField.hasPrefix(#"Digest username="\#(DigestHash.md5.hex("Jäsøn Doe:r"))", "#))
+        #expect(hashedField.hasSuffix("userhash=true"))
+        let quoted = plain.nextAnswer().field(for: request, user: #"a "b" \c"#, password: "pw", clientNonce: "c")
+        #expect(quoted.hasPrefix(#"Digest username="a \"b\" \\c", "#))
+    }
+}
