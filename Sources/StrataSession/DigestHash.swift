@@ -37,6 +37,20 @@ enum DigestHash: String, Sendable, CaseIterable {
         return bytes
     }
 
+    /// The 32-bit word of the four bytes of `bytes` at `offset`.
+    private static func word(of bytes: [UInt8], at offset: Int, bigEndian: Bool) -> UInt32 {
+        (0..<4).reduce(0) { word, index in
+            word | UInt32(bytes[offset + index]) << UInt32(bigEndian ? 24 - index * 8 : index * 8)
+        }
+    }
+
+    /// The bytes of `words`, four each.
+    private static func bytes(of words: [UInt32], bigEndian: Bool) -> [UInt8] {
+        words.flatMap { word in
+            (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(bigEndian ? 24 - $0 * 8 : $0 * 8)) }
+        }
+    }
+
     private static func rotatedLeft(_ value: UInt32, by count: UInt32) -> UInt32 {
         (value << count) | (value >> (32 - count))
     }
@@ -68,10 +82,7 @@ enum DigestHash: String, Sendable, CaseIterable {
         var words = [UInt32](repeating: 0, count: 16)
         for block in stride(from: 0, to: bytes.count, by: 64) {
             for index in 0..<16 {
-                let at = block + index * 4
-                words[index] =
-                    UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16
-                    | UInt32(bytes[at + 3]) << 24
+                words[index] = word(of: bytes, at: block + index * 4, bigEndian: false)
             }
             var (a, b, c, d) = state
             for step in 0..<64 {
@@ -89,9 +100,7 @@ enum DigestHash: String, Sendable, CaseIterable {
             }
             state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
         }
-        return [state.0, state.1, state.2, state.3].flatMap { word in
-            (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32($0 * 8)) }
-        }
+        return Self.bytes(of: [state.0, state.1, state.2, state.3], bigEndian: false)
     }
 
     // MARK: SHA-256 (FIPS 180-4)
@@ -119,10 +128,7 @@ enum DigestHash: String, Sendable, CaseIterable {
         var schedule = [UInt32](repeating: 0, count: 64)
         for block in stride(from: 0, to: bytes.count, by: 64) {
             for index in 0..<16 {
-                let at = block + index * 4
-                schedule[index] =
-                    UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8
-                    | UInt32(bytes[at + 3])
+                schedule[index] = word(of: bytes, at: block + index * 4, bigEndian: true)
             }
             for index in 16..<64 {
                 let before15 = schedule[index - 15]
@@ -146,6 +152,6 @@ enum DigestHash: String, Sendable, CaseIterable {
                 state[index] = state[index] &+ value
             }
         }
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - $0 * 8)) } }
+        return Self.bytes(of: state, bigEndian: true)
     }
 }

@@ -34,8 +34,9 @@ public final class PasswordAuthenticator: RequestInterceptor {
     /// The last challenge answered, by origin.
     private let challenges = Locked<[Origin: Challenge]>([:])
 
-    /// The most attempts a request gets while its challenges keep changing (a nonce renewed, or
-    /// stale): a server that never accepts the answer ends with its `401` after that many.
+    /// The most attempts of a request (all its attempts, whatever they were retried for) after
+    /// which a challenge is no longer answered: a server whose every answer is a stale nonce ends
+    /// with its `401` then.
     public static let maximumAttempts = 4
 
     /// An authenticator that answers the challenges of `origins` as `user` with `password`.
@@ -71,8 +72,7 @@ public final class PasswordAuthenticator: RequestInterceptor {
     public func retry(_ failure: RequestFailure, completion: @escaping @Sendable (RetryDecision) -> Void) {
         guard let response = failure.response, response.statusCode == 401,
             failure.attemptCount < Self.maximumAttempts,
-            let origin = Origin(failure.request.url ?? response.url ?? URL(fileURLWithPath: "/")),
-            origins.contains(origin),
+            let url = failure.request.url ?? response.url, let origin = Origin(url), origins.contains(origin),
             let challenge = Challenge.strongest(
                 in: AuthenticationChallenge.parse(response.value(forHTTPHeaderField: "WWW-Authenticate") ?? ""))
         else { return completion(.doNotRetry) }
@@ -80,7 +80,7 @@ public final class PasswordAuthenticator: RequestInterceptor {
             // The request's own credential is the caller's to renew; an answer of this one's that
             // the challenge only repeats was refused.
             let basic = Challenge.basicField(user: user, password: password)
-            guard isAnswer(sent, basic: basic), challenge.isNew(after: sent, basic: basic) else {
+            guard isAnswer(sent, basic: basic), challenge.isNew(after: sent) else {
                 return completion(.doNotRetry)
             }
         }
@@ -277,14 +277,14 @@ final class Challenge: Sendable {
         "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
     }
 
-    /// Whether this challenge asks for something else than `sent` answered: a `Digest` challenge
-    /// whose nonce is stale or whose realm is another, or a scheme other than the one sent. A
-    /// `Basic` challenge after `basic`, or a `Digest` one of the same realm that is not stale,
-    /// means the password was refused.
-    func isNew(after sent: String, basic: String) -> Bool {
+    /// Whether this challenge asks for something else than the answer `sent` gave: a `Digest`
+    /// challenge whose nonce is stale or whose realm is another, or a scheme other than the one
+    /// sent. A `Basic` challenge after a `Basic` answer, or a `Digest` one of the same realm that
+    /// is not stale, means the password was refused.
+    func isNew(after sent: String) -> Bool {
         switch kind {
         case .basic:
-            return sent != basic && !sent.lowercased().hasPrefix("basic ")
+            return !sent.lowercased().hasPrefix("basic ")
         case .digest(let challenge):
             guard let answered = AuthenticationChallenge.parse(sent).first, answered.scheme == "digest" else {
                 return true
