@@ -94,6 +94,16 @@ import Testing
         }
     }
 
+    /// A server that calls every answer stale is answered until the request's attempts run out.
+    @Test func aServerThatFindsEveryNonceStaleIsAnsweredABoundedNumberOfTimes() async throws {
+        try await Self.with { server, transfer in
+            let key = UUID().uuidString
+            let endpoint = Self.protected("digest-auth/auth/ann/secret/MD5", key: key, query: ["nonce-uses": 0])
+            await #expect(throws: DataTransferError.self) { _ = try await transfer.request(endpoint) }
+            #expect(server.state.attemptCount(for: key) == PasswordAuthenticator.maximumAttempts)
+        }
+    }
+
     @Test func digestIsChosenOverBasicOfferedInAFieldBefore() async throws {
         try await Self.with { server, transfer in
             let key = UUID().uuidString
