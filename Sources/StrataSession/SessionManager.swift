@@ -288,7 +288,7 @@ final class RequestsUnderWay: Sendable {
     /// removes it.
     func cancelAll() {
         let calls = state.withLock { state in
-            defer { state.calls = [:] }
+            defer { state.calls.removeAll(keepingCapacity: true) }
             return Array(state.calls.values)
         }
         for call in calls {
