@@ -8,7 +8,12 @@ enum DigestHash: String, Sendable, CaseIterable {
 
     /// The hash of `message`'s UTF-8 bytes, in lowercase hexadecimal, as Digest writes it.
     func hex(_ message: String) -> String {
-        let bytes = hash(Array(message.utf8))
+        hex(bytes: Array(message.utf8))
+    }
+
+    /// The hash of `message`, in lowercase hexadecimal.
+    func hex(bytes message: [UInt8]) -> String {
+        let bytes = hash(message)
         return String(
             decoding: bytes.flatMap { [Self.hexDigits[Int($0 >> 4)], Self.hexDigits[Int($0 & 0xf)]] }, as: UTF8.self)
     }

@@ -6,7 +6,8 @@ import StrataCore
 #endif
 
 /// Answers a server's `401` challenge with a user name and password: `Basic` (RFC 7617) and
-/// `Digest` (RFC 7616: MD5 or SHA-256, each also `-sess`, with `qop=auth` or without), as
+/// `Digest` (RFC 7616: MD5 or SHA-256, each also `-sess`; `qop=auth`, `auth-int` for a body in
+/// memory, or none), as
 /// `URLSession` answers with a `URLCredential` on Apple platforms, and Alamofire's
 /// `authenticate(username:password:)` — here on every platform and over every transport. (On Linux
 /// FoundationNetworking hangs on a `Basic` challenge it handles itself: Strata declines every
@@ -60,7 +61,7 @@ public final class PasswordAuthenticator: RequestInterceptor {
     public func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
         guard request.value(forHTTPHeaderField: "Authorization") == nil, let url = request.url,
             let origin = Origin(url), origins.contains(origin),
-            let answer = challenges.withLock({ $0[origin]?.nextAnswer() })
+            let answer = challenges.withLock({ $0[origin] }).flatMap({ $0.canAnswer(request) ? $0.nextAnswer() : nil })
         else { return completion(.success(request)) }
         var request = request
         request.setHeaderField("Authorization", answer.field(for: request, user: user, password: password))
@@ -74,7 +75,8 @@ public final class PasswordAuthenticator: RequestInterceptor {
             failure.attemptCount < Self.maximumAttempts,
             let url = failure.request.url ?? response.url, let origin = Origin(url), origins.contains(origin),
             let challenge = Challenge.strongest(
-                in: AuthenticationChallenge.parse(response.value(forHTTPHeaderField: "WWW-Authenticate") ?? ""))
+                in: AuthenticationChallenge.parse(response.value(forHTTPHeaderField: "WWW-Authenticate") ?? "")),
+            challenge.canAnswer(failure.request)
         else { return completion(.doNotRetry) }
         if let sent = failure.request.value(forHTTPHeaderField: "Authorization") {
             // The request's own credential is the caller's to renew; an answer of this one's that
@@ -209,6 +211,13 @@ final class Challenge: Sendable {
         case digest(DigestChallenge)
     }
 
+    /// A `Digest` quality of protection: the request (`auth`), or the request and its body
+    /// (`auth-int`).
+    enum Protection: String, Sendable {
+        case auth
+        case authInt = "auth-int"
+    }
+
     /// What a `Digest` challenge says (RFC 7616 §3.3).
     struct DigestChallenge: Sendable {
         let realm: String
@@ -219,8 +228,9 @@ final class Challenge: Sendable {
         let isSession: Bool
         /// The name the algorithm was given by, sent back as it was.
         let algorithm: String?
-        /// Whether the server offered `qop=auth` (else it named none, as RFC 2069 did).
-        let protectsWithQOP: Bool
+        /// The protection answered: `auth` if offered, else `auth-int`; `nil` when the server
+        /// named none, as RFC 2069 did.
+        let protection: Protection?
         let hashesUser: Bool
         let isStale: Bool
     }
@@ -253,13 +263,17 @@ final class Challenge: Sendable {
         let isSession = name.hasSuffix("-SESS")
         if isSession { name.removeLast(5) }
         guard let hash = DigestHash(rawValue: name) else { return nil }
-        let qop = parameters["qop"]
-        let offered = qop?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        // `auth-int` alone would need the body's hash: not answered.
-        if let offered, !offered.contains("auth") { return nil }
+        var protection: Protection?
+        if let qop = parameters["qop"] {
+            let offered = Set(qop.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+            guard let chosen = [Protection.auth, .authInt].first(where: { offered.contains($0.rawValue) }) else {
+                return nil
+            }
+            protection = chosen
+        }
         return DigestChallenge(
             realm: realm, nonce: nonce, opaque: parameters["opaque"], hash: hash, isSession: isSession,
-            algorithm: algorithm, protectsWithQOP: offered != nil,
+            algorithm: algorithm, protection: protection,
             hashesUser: parameters["userhash"]?.lowercased() == "true",
             isStale: parameters["stale"]?.lowercased() == "true")
     }
@@ -294,6 +308,13 @@ final class Challenge: Sendable {
         }
     }
 
+    /// Whether an answer can be made for `request`: not with `auth-int` for a body that is a
+    /// stream (a file's, or the caller's), which would have to be read to be hashed.
+    func canAnswer(_ request: URLRequest) -> Bool {
+        guard case .digest(let digest) = kind, digest.protection == .authInt else { return true }
+        return request.httpBodyStream == nil
+    }
+
     /// This challenge with the nonce count of its next answer.
     func nextAnswer() -> Answer {
         Answer(
@@ -323,11 +344,16 @@ final class Challenge: Sendable {
                 secret = hash.hex("\(secret):\(digest.nonce):\(clientNonce)")
             }
             let target = Self.target(of: request.url)
-            let method = hash.hex("\(request.httpMethod ?? "GET"):\(target)")
+            var requestPart = "\(request.httpMethod ?? "GET"):\(target)"
+            if digest.protection == .authInt {
+                requestPart += ":" + hash.hex(bytes: Array(request.httpBody ?? Data()))
+            }
             let response =
-                digest.protectsWithQOP
-                ? hash.hex("\(secret):\(digest.nonce):\(nonceCount):\(clientNonce):auth:\(method)")
-                : hash.hex("\(secret):\(digest.nonce):\(method)")
+                digest.protection.map {
+                    hash.hex(
+                        "\(secret):\(digest.nonce):\(nonceCount):\(clientNonce):\($0.rawValue):\(hash.hex(requestPart))"
+                    )
+                } ?? hash.hex("\(secret):\(digest.nonce):\(hash.hex(requestPart))")
             var parts: [String] = []
             if digest.hashesUser {
                 parts.append("username=\(Self.quoted(hash.hex("\(user):\(digest.realm)")))")
@@ -341,10 +367,10 @@ final class Challenge: Sendable {
             parts.append("uri=\(Self.quoted(target))")
             if let algorithm = digest.algorithm { parts.append("algorithm=\(algorithm)") }
             parts.append("nonce=\(Self.quoted(digest.nonce))")
-            if digest.protectsWithQOP {
+            if let protection = digest.protection {
                 parts.append("nc=\(nonceCount)")
                 parts.append("cnonce=\(Self.quoted(clientNonce))")
-                parts.append("qop=auth")
+                parts.append("qop=\(protection.rawValue)")
             }
             parts.append("response=\(Self.quoted(response))")
             if let opaque = digest.opaque { parts.append("opaque=\(Self.quoted(opaque))") }

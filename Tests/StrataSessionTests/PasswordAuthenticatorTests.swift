@@ -90,7 +90,8 @@ import Testing
                 == "SHA-256")
         #expect(chosen(#"Digest realm="a", nonce="n", algorithm=md5-sess"#) == "MD5-sess")
         #expect(chosen(#"Digest realm="a", nonce="n", algorithm=SHA-512-256, Basic realm="a""#) == "basic")
-        #expect(chosen(#"Digest realm="a", nonce="n", qop="auth-int""#) == nil)
+        #expect(chosen(#"Digest realm="a", nonce="n", qop="auth-int""#) == "MD5")
+        #expect(chosen(#"Digest realm="a", nonce="n", qop="other""#) == nil)
         #expect(chosen(#"Digest realm="a""#) == nil)
         #expect(chosen(#"Bearer realm="a", Negotiate"#) == nil)
     }
@@ -134,6 +135,27 @@ import Testing
         let second = challenge.nextAnswer().field(
             for: request, user: "Mufasa", password: "Circle Of Life", clientNonce: "0a4f113b")
         #expect(second.contains("nc=00000002"))
+    }
+
+    /// `auth-int` hashes the body too: one in memory, or none; a stream's cannot be answered.
+    @Test func authIntAnswersHashTheBodyInMemory() throws {
+        let challenge = try #require(
+            Challenge.strongest(
+                in: AuthenticationChallenge.parse(
+                    #"Digest realm="testrealm@host.com", qop="auth-int", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093""#)))
+        var request = URLRequest(url: try #require(URL(string: "http://host.com/dir/index.html")))
+        request.httpMethod = "POST"
+        request.httpBody = Data("hello".utf8)
+        let field = challenge.nextAnswer().field(
+            for: request, user: "Mufasa", password: "Circle Of Life", clientNonce: "0a4f113b")
+        #expect(field.contains(#"qop=auth-int, response="b3da9049011b9dafbd8fc28b2deecc0b""#))
+        #expect(challenge.canAnswer(request))
+        request.httpBodyStream = InputStream(data: Data("hello".utf8))
+        #expect(!challenge.canAnswer(request))
+        let offeringBoth = try #require(
+            Challenge.strongest(
+                in: AuthenticationChallenge.parse(#"Digest realm="r", nonce="n", qop="auth-int, auth""#)))
+        #expect(offeringBoth.canAnswer(request), "auth, offered too, needs no body")
     }
 
     @Test func aNameAQuotedStringCannotCarryIsSentEncodedOrHashed() throws {

@@ -4,7 +4,8 @@ import NIOConcurrencyHelpers
 
 /// `/digest-auth/{qop}/{user}/{password}/{algorithm}`: a resource behind HTTP Digest authentication
 /// (RFC 7616), checked with swift-crypto's hashes — an implementation Strata's own does not share.
-/// `qop` is `auth` or `none` (RFC 2069's answer, without `qop`); `algorithm` one of `MD5`,
+/// `qop` is `auth` (`auth-int` offered too), `auth-int` (alone: the body is hashed into the
+/// answer) or `none` (RFC 2069's answer, without `qop`); any method; `algorithm` one of `MD5`,
 /// `MD5-sess`, `SHA-256`, `SHA-256-sess`. The answer's `uri` must be the request target as it
 /// arrived, and each answer to a nonce must have a nonce count of its own (a replay is refused).
 /// Queries: `nonce-uses=N` makes a nonce good for N answers, then stale (`stale=true` with a new
@@ -46,9 +47,9 @@ enum DigestAuthentication {
 
     static func install(on router: Router, state: ServerState) {
         let nonces = Nonces()
-        router.add("GET", "/digest-auth/{qop}/{user}/{password}/{algorithm}") { request in
+        router.add(nil, "/digest-auth/{qop}/{user}/{password}/{algorithm}") { request in
             if let key = request.queryValue("key") { _ = state.countAttempt(for: key) }
-            let qop = request.parameters["qop"] == "auth"
+            let qop = request.parameters["qop"].flatMap { ["auth", "auth-int"].contains($0) ? $0 : nil }
             let algorithm = request.parameters["algorithm"] ?? "MD5"
             let user = request.parameters["user"] ?? ""
             func challenge(stale: Bool) -> TestReply {
@@ -58,7 +59,7 @@ enum DigestAuthentication {
                 }
                 var digest = #"Digest realm="\#(realm)", nonce="\#(nonces.issue())", opaque="strata-opaque""#
                 digest += ", algorithm=\(algorithm)"
-                if qop { digest += #", qop="auth,auth-int""# }
+                if let qop { digest += qop == "auth" ? #", qop="auth,auth-int""# : #", qop="auth-int""# }
                 if stale { digest += ", stale=true" }
                 fields.append(("WWW-Authenticate", digest))
                 return .json(#"{"authenticated": false}"#, status: 401, headers: fields)
@@ -68,24 +69,28 @@ enum DigestAuthentication {
                 answer["username"] == user, answer["realm"] == realm, answer["uri"] == request.uri,
                 answer["opaque"] == "strata-opaque", let nonce = answer["nonce"], let response = answer["response"]
             else { return challenge(stale: false) }
-            let hash: (String) -> String = { text in
-                let data = Data(text.utf8)
+            func hash(bytes data: Data) -> String {
                 let bytes: [UInt8] =
                     algorithm.uppercased().hasPrefix("SHA-256")
                     ? Array(SHA256.hash(data: data)) : Array(Insecure.MD5.hash(data: data))
                 return bytes.map { String(format: "%02x", $0) }.joined()
             }
+            func hash(_ text: String) -> String { hash(bytes: Data(text.utf8)) }
             let clientNonce = answer["cnonce"] ?? ""
             var secret = hash("\(user):\(realm):\(request.parameters["password"] ?? "")")
             if algorithm.lowercased().hasSuffix("-sess") { secret = hash("\(secret):\(nonce):\(clientNonce)") }
-            let target = hash("\(request.method):\(request.uri)")
+            var requestPart = "\(request.method):\(request.uri)"
+            if qop == "auth-int" {
+                requestPart += ":" + hash(bytes: Data(request.body))
+            }
+            let target = hash(requestPart)
             let expected: String
             var count: Int?
-            if qop {
-                guard answer["qop"] == "auth", let nc = answer["nc"], nc.count == 8, let value = Int(nc, radix: 16)
+            if let qop {
+                guard answer["qop"] == qop, let nc = answer["nc"], nc.count == 8, let value = Int(nc, radix: 16)
                 else { return challenge(stale: false) }
                 count = value
-                expected = hash("\(secret):\(nonce):\(nc):\(clientNonce):auth:\(target)")
+                expected = hash("\(secret):\(nonce):\(nc):\(clientNonce):\(qop):\(target)")
             } else {
                 expected = hash("\(secret):\(nonce):\(target)")
             }

@@ -67,6 +67,34 @@ import Testing
         }
     }
 
+    /// `auth-int` alone: the body is hashed into each answer — none, or one in memory; a body read
+    /// from a file as it is sent cannot be, and its `401` comes back unanswered.
+    @Test func anAuthIntChallengeIsAnsweredForABodyInMemory() async throws {
+        try await Self.with { server, transfer in
+            let key = UUID().uuidString
+            let path = "digest-auth/auth-int/ann/secret/SHA-256"
+            let get = Self.protected(path, key: key)
+            let answer = try await transfer.request(get)
+            #expect(answer.authenticated)
+            let post = Endpoint<Authenticated>(
+                path: path, method: .post, queryParameters: ["key": .string(key)],
+                bodyParameters: ["item": "book", "count": 2, "note": "ä ✓"])
+            let posted = try await transfer.request(post)
+            #expect(posted.authenticated)
+            #expect(server.state.attemptCount(for: key) == 3)
+
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID().uuidString)")
+            try Data(repeating: 7, count: 100_000).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let uploadKey = UUID().uuidString
+            let upload = Endpoint<Authenticated>(
+                path: path, method: .post, queryParameters: ["key": .string(uploadKey)],
+                bodyEncoding: UploadEncoding.file(file))
+            await #expect(throws: DataTransferError.self) { _ = try await transfer.request(upload) }
+            #expect(server.state.attemptCount(for: uploadKey) == 1)
+        }
+    }
+
     @Test func concurrentRequestsEachCountOnAndAreAccepted() async throws {
         try await Self.with { server, transfer in
             let key = UUID().uuidString
