@@ -1,10 +1,11 @@
-/// The hash functions HTTP Digest authentication names (RFC 7616 §6.1): MD5 (RFC 1321) and
-/// SHA-256 (FIPS 180-4), over a message in memory. Foundation has neither on Linux, and Strata
+/// The hash functions HTTP Digest authentication names (RFC 7616 §6.1): MD5 (RFC 1321), SHA-256
+/// and SHA-512/256 (FIPS 180-4), over a message in memory. Foundation has neither on Linux, and Strata
 /// depends on no package; they serve ``PasswordAuthenticator`` only, where what is hashed is a
 /// few short strings — not for anything that needs a hash to be secret or fast.
 enum DigestHash: String, Sendable, CaseIterable {
     case md5 = "MD5"
     case sha256 = "SHA-256"
+    case sha512256 = "SHA-512-256"
 
     /// The hash of `message`'s UTF-8 bytes, in lowercase hexadecimal, as Digest writes it.
     func hex(_ message: String) -> String {
@@ -25,19 +26,23 @@ enum DigestHash: String, Sendable, CaseIterable {
         switch self {
         case .md5: return Self.md5(message)
         case .sha256: return Self.sha256(message)
+        case .sha512256: return Array(Self.sha512(message, from: Self.sha512256Initial).prefix(32))
         }
     }
 
-    /// `message` padded to a whole number of 64-byte blocks: a 1 bit, zeros, and the message's
-    /// length in bits in the last 8 bytes, little-endian for MD5 and big-endian for SHA-256.
-    private static func padded(_ message: [UInt8], lengthBigEndian: Bool) -> [UInt8] {
+    /// `message` padded to a whole number of blocks of `blockSize` bytes: a 1 bit, zeros, and the
+    /// message's length in bits in the last eighth of the last block, little-endian for MD5 and
+    /// big-endian for the SHA-2 functions.
+    private static func padded(_ message: [UInt8], blockSize: Int = 64, lengthBigEndian: Bool) -> [UInt8] {
+        let lengthSize = blockSize / 8
         var bytes = message
         bytes.append(0x80)
-        while bytes.count % 64 != 56 { bytes.append(0) }
+        while bytes.count % blockSize != blockSize - lengthSize { bytes.append(0) }
         let bits = UInt64(message.count) &* 8
-        for index in 0..<8 {
-            let shift = lengthBigEndian ? (7 - index) * 8 : index * 8
-            bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
+        // The length's high bytes (of 16, for SHA-512) are zero: no message here is 2^61 bytes.
+        for index in 0..<lengthSize {
+            let shift = lengthBigEndian ? (lengthSize - 1 - index) * 8 : index * 8
+            bytes.append(shift < 64 ? UInt8(truncatingIfNeeded: bits >> UInt64(shift)) : 0)
         }
         return bytes
     }
@@ -158,5 +163,77 @@ enum DigestHash: String, Sendable, CaseIterable {
             }
         }
         return Self.bytes(of: state, bigEndian: true)
+    }
+
+    // MARK: SHA-512/256 (FIPS 180-4)
+
+    /// The first 64 bits of the fractional parts of the cube roots of the first 80 primes.
+    private static let sha512Constants: [UInt64] = [
+        0x428a2f98d728ae22, 0x7137449123ef65cd, 0xb5c0fbcfec4d3b2f, 0xe9b5dba58189dbbc,
+        0x3956c25bf348b538, 0x59f111f1b605d019, 0x923f82a4af194f9b, 0xab1c5ed5da6d8118,
+        0xd807aa98a3030242, 0x12835b0145706fbe, 0x243185be4ee4b28c, 0x550c7dc3d5ffb4e2,
+        0x72be5d74f27b896f, 0x80deb1fe3b1696b1, 0x9bdc06a725c71235, 0xc19bf174cf692694,
+        0xe49b69c19ef14ad2, 0xefbe4786384f25e3, 0x0fc19dc68b8cd5b5, 0x240ca1cc77ac9c65,
+        0x2de92c6f592b0275, 0x4a7484aa6ea6e483, 0x5cb0a9dcbd41fbd4, 0x76f988da831153b5,
+        0x983e5152ee66dfab, 0xa831c66d2db43210, 0xb00327c898fb213f, 0xbf597fc7beef0ee4,
+        0xc6e00bf33da88fc2, 0xd5a79147930aa725, 0x06ca6351e003826f, 0x142929670a0e6e70,
+        0x27b70a8546d22ffc, 0x2e1b21385c26c926, 0x4d2c6dfc5ac42aed, 0x53380d139d95b3df,
+        0x650a73548baf63de, 0x766a0abb3c77b2a8, 0x81c2c92e47edaee6, 0x92722c851482353b,
+        0xa2bfe8a14cf10364, 0xa81a664bbc423001, 0xc24b8b70d0f89791, 0xc76c51a30654be30,
+        0xd192e819d6ef5218, 0xd69906245565a910, 0xf40e35855771202a, 0x106aa07032bbd1b8,
+        0x19a4c116b8d2d0c8, 0x1e376c085141ab53, 0x2748774cdf8eeb99, 0x34b0bcb5e19b48a8,
+        0x391c0cb3c5c95a63, 0x4ed8aa4ae3418acb, 0x5b9cca4f7763e373, 0x682e6ff3d6b2b8a3,
+        0x748f82ee5defb2fc, 0x78a5636f43172f60, 0x84c87814a1f0ab72, 0x8cc702081a6439ec,
+        0x90befffa23631e28, 0xa4506cebde82bde9, 0xbef9a3f7b2c67915, 0xc67178f2e372532b,
+        0xca273eceea26619c, 0xd186b8c721c0c207, 0xeada7dd6cde0eb1e, 0xf57d4f7fee6ed178,
+        0x06f067aa72176fba, 0x0a637dc5a2c898a6, 0x113f9804bef90dae, 0x1b710b35131c471b,
+        0x28db77f523047d84, 0x32caab7b40c72493, 0x3c9ebe0a15c9bebc, 0x431d67c49c100d4c,
+        0x4cc5d4becb3e42b6, 0x597f299cfc657e2a, 0x5fcb6fab3ad6faec, 0x6c44198c4a475817,
+    ]
+
+    /// SHA-512/256's initial value (FIPS 180-4 §5.3.6.2: SHA-512 of "SHA-512/256" from SHA-512's
+    /// initial value with every byte exclusive-ored with 0xa5).
+    private static let sha512256Initial: [UInt64] = [
+        0x22312194fc2bf72c, 0x9f555fa3c84c64c2, 0x2393b86b6f53b151, 0x963877195940eabd,
+        0x96283ee2a88effe3, 0xbe5e1e2553863992, 0x2b0199fc2c85b8aa, 0x0eb72ddc81c52ca2,
+    ]
+
+    private static func rotatedRight(_ value: UInt64, by count: UInt64) -> UInt64 {
+        (value >> count) | (value << (64 - count))
+    }
+
+    /// SHA-512's compression of `message` from `initial`: all 64 bytes of the state.
+    private static func sha512(_ message: [UInt8], from initial: [UInt64]) -> [UInt8] {
+        var state = initial
+        let bytes = padded(message, blockSize: 128, lengthBigEndian: true)
+        var schedule = [UInt64](repeating: 0, count: 80)
+        for block in stride(from: 0, to: bytes.count, by: 128) {
+            for index in 0..<16 {
+                let at = block + index * 8
+                schedule[index] = (0..<8).reduce(0) { word, byte in word << 8 | UInt64(bytes[at + byte]) }
+            }
+            for index in 16..<80 {
+                let before15 = schedule[index - 15]
+                let before2 = schedule[index - 2]
+                let sigma0 = rotatedRight(before15, by: 1) ^ rotatedRight(before15, by: 8) ^ (before15 >> 7)
+                let sigma1 = rotatedRight(before2, by: 19) ^ rotatedRight(before2, by: 61) ^ (before2 >> 6)
+                schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1
+            }
+            var (a, b, c, d, e, f, g, h) = (
+                state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
+            )
+            for index in 0..<80 {
+                let sum1 = rotatedRight(e, by: 14) ^ rotatedRight(e, by: 18) ^ rotatedRight(e, by: 41)
+                let choice = (e & f) ^ (~e & g)
+                let first = h &+ sum1 &+ choice &+ sha512Constants[index] &+ schedule[index]
+                let sum0 = rotatedRight(a, by: 28) ^ rotatedRight(a, by: 34) ^ rotatedRight(a, by: 39)
+                let majority = (a & b) ^ (a & c) ^ (b & c)
+                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ first, c, b, a, first &+ sum0 &+ majority)
+            }
+            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() {
+                state[index] = state[index] &+ value
+            }
+        }
+        return state.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> UInt64(56 - $0 * 8)) } }
     }
 }

@@ -6,8 +6,8 @@ import StrataCore
 #endif
 
 /// Answers a server's `401` challenge with a user name and password: `Basic` (RFC 7617) and
-/// `Digest` (RFC 7616: MD5 or SHA-256, each also `-sess`; `qop=auth`, `auth-int` for a body in
-/// memory, or none), as
+/// `Digest` (RFC 7616: MD5, SHA-256 or SHA-512-256, each also `-sess`; `qop=auth`, `auth-int`
+/// for a body in memory, or none), as
 /// `URLSession` answers with a `URLCredential` on Apple platforms, and Alamofire's
 /// `authenticate(username:password:)` — here on every platform and over every transport. (On Linux
 /// FoundationNetworking hangs on a `Basic` challenge it handles itself: Strata declines every
@@ -19,8 +19,8 @@ import StrataCore
 /// server a redirect led to) is not answered, and the pipeline keeps the answer from following a
 /// redirect there. A request that carries an `Authorization` field of its own is left alone, and a
 /// challenge that only repeats the one answered (a wrong password) ends the request with its `401`.
-/// Of several challenges, the strongest it can answer is: `Digest` with SHA-256, then MD5, then
-/// `Basic`.
+/// Of several challenges, the strongest it can answer is: `Digest` with SHA-512-256, then SHA-256,
+/// then MD5, then `Basic`.
 ///
 /// ```swift
 /// let authenticator = PasswordAuthenticator(user: "ann", password: "secret", for: baseURL)
@@ -243,11 +243,13 @@ final class Challenge: Sendable {
         self.kind = kind
     }
 
-    /// The strongest of `challenges` that can be answered: `Digest` with SHA-256, then with MD5,
-    /// then `Basic`.
+    /// The strongest of `challenges` that can be answered: `Digest` with SHA-512/256, then with
+    /// SHA-256, then with MD5, then `Basic`.
     static func strongest(in challenges: [AuthenticationChallenge]) -> Challenge? {
         let digests = challenges.compactMap(digest)
-        if let best = digests.first(where: { $0.hash == .sha256 }) ?? digests.first {
+        if let best = [DigestHash.sha512256, .sha256, .md5].lazy.compactMap({ hash in
+            digests.first { $0.hash == hash }
+        }).first {
             return Challenge(.digest(best))
         }
         return challenges.contains { $0.scheme == "basic" } ? Challenge(.basic) : nil
