@@ -257,9 +257,12 @@ final class Challenge: Sendable {
 
     private static func digest(_ challenge: AuthenticationChallenge) -> DigestChallenge? {
         let parameters = challenge.parameters
-        guard challenge.scheme == "digest", let realm = parameters["realm"], let nonce = parameters["nonce"] else {
-            return nil
-        }
+        guard challenge.scheme == "digest", let realm = parameters["realm"], let nonce = parameters["nonce"],
+            // What the answer repeats must be sendable: a control character a server slipped in
+            // would make the request fail its field check.
+            [realm, nonce, parameters["opaque"] ?? "", parameters["algorithm"] ?? ""].allSatisfy(
+                HTTPGrammar.isFieldValue)
+        else { return nil }
         let algorithm = parameters["algorithm"]
         var name = (algorithm ?? "MD5").uppercased()
         let isSession = name.hasSuffix("-SESS")

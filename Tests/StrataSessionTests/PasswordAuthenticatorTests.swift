@@ -86,6 +86,38 @@ import Testing
         #expect(AuthenticationChallenge.parse(#", ,Basic realm="unclosed"#).map(\.scheme) == ["basic"])
     }
 
+    /// Fields made of random pieces of the grammar and random bytes, as a hostile server may send:
+    /// each is read to its end, and every answer made for what was read is a field value that can
+    /// be sent (no control character) — whatever the realm, nonce or opaque value held.
+    @Test func fieldsMadeOfRandomPiecesAreReadAndAnsweredSafely() throws {
+        var generator = SeededGenerator(seed: 5)
+        let pieces = [
+            "Digest", "Basic", "basic", "Negotiate", "realm", "nonce", "qop", "algorithm", "opaque", "stale",
+            "userhash", "auth", "auth-int", "MD5", "SHA-256-sess", "SHA-512-256", "true", "=", "==", "\"", "\\",
+            ",", " ", "\t", ", ", "abc", "é", "😀", "\u{7F}", "%0D%0A",
+        ]
+        let request = URLRequest(url: try #require(URL(string: "http://h.test/a?b=c")))
+        for unsendable in [
+            #"realm="a\#u{7F}b", nonce="n""#, #"realm="r", nonce="n\#u{1}""#, #"realm="r", nonce="n", opaque="\#u{0}""#,
+        ] {
+            #expect(Challenge.strongest(in: AuthenticationChallenge.parse("Digest " + unsendable)) == nil)
+        }
+        for _ in 0..<3_000 {
+            var field = ""
+            for _ in 0..<Int.random(in: 1...24, using: &generator) {
+                field +=
+                    Int.random(in: 0..<5, using: &generator) == 0
+                    ? String(UnicodeScalar(UInt8.random(in: 0x20...0x7E, using: &generator)))
+                    : pieces.randomElement(using: &generator) ?? ""
+            }
+            let challenges = AuthenticationChallenge.parse(field)
+            #expect(challenges.count <= field.utf8.count)
+            guard let challenge = Challenge.strongest(in: challenges) else { continue }
+            let answer = challenge.nextAnswer().field(for: request, user: "ann", password: "pw")
+            #expect(HTTPGrammar.isFieldValue(answer), "\(field.debugDescription) -> \(answer.debugDescription)")
+        }
+    }
+
     @Test func theStrongestChallengeThatCanBeAnsweredIsChosen() throws {
         func chosen(_ field: String) -> String? {
             Challenge.strongest(in: AuthenticationChallenge.parse(field)).map { challenge in
