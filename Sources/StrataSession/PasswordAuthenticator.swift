@@ -82,7 +82,8 @@ public final class PasswordAuthenticator: RequestInterceptor {
             // The request's own credential is the caller's to renew; an answer of this one's that
             // the challenge only repeats was refused.
             let basic = Challenge.basicField(user: user, password: password)
-            guard isAnswer(sent, basic: basic), challenge.isNew(after: sent) else {
+            guard isAnswer(sent, basic: basic), challenge.isNew(after: sent, firstAttempt: failure.attemptCount == 1)
+            else {
                 return completion(.doNotRetry)
             }
         }
@@ -298,9 +299,12 @@ final class Challenge: Sendable {
 
     /// Whether this challenge asks for something else than the answer `sent` gave: a `Digest`
     /// challenge whose nonce is stale or whose realm is another, or a scheme other than the one
-    /// sent. A `Basic` challenge after a `Basic` answer, or a `Digest` one of the same realm that
-    /// is not stale, means the password was refused.
-    func isNew(after sent: String) -> Bool {
+    /// sent — or, on a request's first attempt, whose nonce is another (the answer was made from
+    /// an earlier request's challenge, whose nonce a server may have retired without calling it
+    /// stale). Otherwise a `Digest` challenge after a `Digest` answer, or a `Basic` one after a
+    /// `Basic` answer, means the password was refused: a refusal brings a new nonce too, not
+    /// called stale (RFC 7616 §3.3).
+    func isNew(after sent: String, firstAttempt: Bool) -> Bool {
         switch kind {
         case .basic:
             return !sent.lowercased().hasPrefix("basic ")
@@ -308,8 +312,8 @@ final class Challenge: Sendable {
             guard let answered = AuthenticationChallenge.parse(sent).first, answered.scheme == "digest" else {
                 return true
             }
-            // A refused answer brings a new nonce too, not called stale (RFC 7616 §3.3).
             return challenge.isStale || answered.parameters["realm"] != challenge.realm
+                || (firstAttempt && answered.parameters["nonce"] != challenge.nonce)
         }
     }
 

@@ -9,7 +9,7 @@ import NIOConcurrencyHelpers
 /// `MD5-sess`, `SHA-256`, `SHA-256-sess`. The answer's `uri` must be the request target as it
 /// arrived, and each answer to a nonce must have a nonce count of its own (a replay is refused).
 /// Queries: `nonce-uses=N` makes a nonce good for N answers, then stale (`stale=true` with a new
-/// one); `basic-too=1` sends a `Basic` challenge first, in a field of its own; `key` counts the
+/// one, or, with `quiet-stale=1`, a new one alone, as a server that does not say so answers); `basic-too=1` sends a `Basic` challenge first, in a field of its own; `key` counts the
 /// requests (``ServerState/attemptCount(for:)``).
 enum DigestAuthentication {
     static let realm = "strata@loopback"
@@ -97,7 +97,7 @@ enum DigestAuthentication {
             guard response == expected else { return challenge(stale: false) }
             switch nonces.use(nonce, count: count, limit: request.queryValue("nonce-uses").flatMap { Int($0) }) {
             case .accepted: return .json(#"{"authenticated": true, "user": "\#(user)"}"#)
-            case .stale: return challenge(stale: true)
+            case .stale: return challenge(stale: request.queryValue("quiet-stale") != "1")
             case .unknown, .replayed: return challenge(stale: false)
             }
         }

@@ -122,6 +122,21 @@ import Testing
         }
     }
 
+    /// A server that retires a nonce without calling it stale: the answer made from an earlier
+    /// request's challenge is refused, and the request answers the new one.
+    @Test func aNonceRetiredWithoutBeingCalledStaleIsAnsweredAgain() async throws {
+        try await Self.with { server, transfer in
+            let key = UUID().uuidString
+            let endpoint = Self.protected(
+                "digest-auth/auth/ann/secret/SHA-256", key: key, query: ["nonce-uses": 1, "quiet-stale": 1])
+            for _ in 0..<3 {
+                let answer = try await transfer.request(endpoint)
+                #expect(answer.authenticated)
+            }
+            #expect(server.state.attemptCount(for: key) == 6)
+        }
+    }
+
     /// A server that calls every answer stale is answered until the request's attempts run out.
     @Test func aServerThatFindsEveryNonceStaleIsAnsweredABoundedNumberOfTimes() async throws {
         try await Self.with { server, transfer in
