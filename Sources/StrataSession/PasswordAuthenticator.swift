@@ -6,19 +6,18 @@ import StrataCore
 #endif
 
 /// Answers a server's `401` challenge with a user name and password: `Basic` (RFC 7617) and
-/// `Digest` (RFC 7616: MD5, SHA-256 or SHA-512-256, each also `-sess`; `qop=auth`, `auth-int`
-/// for a body in memory, or none), as
-/// `URLSession` answers with a `URLCredential` on Apple platforms, and Alamofire's
-/// `authenticate(username:password:)` — here on every platform and over every transport. (On Linux
-/// FoundationNetworking hangs on a `Basic` challenge it handles itself: Strata declines every
-/// challenge there, so the `401` comes up to this interceptor.)
+/// `Digest` (RFC 7616: MD5, SHA-256 or SHA-512-256, each also `-sess`; `qop=auth`, `auth-int` for a
+/// body in memory, or none), as `URLSession` answers with a `URLCredential` on Apple platforms, and
+/// Alamofire's `authenticate(username:password:)` — here on every platform and over every
+/// transport. (On Linux FoundationNetworking hangs on a `Basic` challenge it handles itself: Strata
+/// declines every challenge there, so the `401` comes up to this interceptor.)
 ///
 /// Nothing is sent before a server asks. Once an origin has challenged, each request to it carries
-/// the answer from the start (a `Digest` one with its own nonce count); a new nonce or a `stale`
-/// one is answered again. The password goes only to `origins`: a challenge from anywhere else (a
-/// server a redirect led to) is not answered, and the pipeline keeps the answer from following a
-/// redirect there. A request that carries an `Authorization` field of its own is left alone, and a
-/// challenge that only repeats the one answered (a wrong password) ends the request with its `401`.
+/// the answer from the start (a `Digest` one with its own nonce count); a `stale` nonce, or one the
+/// server retired since, is answered again. The password goes only to `origins`: a challenge from
+/// anywhere else (a server a redirect led to) is not answered, and the pipeline keeps the answer
+/// from following a redirect there. A request that carries an `Authorization` field of its own is
+/// left alone, and a password the server refuses ends the request with its `401`.
 /// Of several challenges, the strongest it can answer is: `Digest` with SHA-512-256, then SHA-256,
 /// then MD5, then `Basic`.
 ///
