@@ -1,7 +1,8 @@
 /// The hash functions HTTP Digest authentication names (RFC 7616 §6.1): MD5 (RFC 1321), SHA-256
-/// and SHA-512/256 (FIPS 180-4), over a message in memory. Foundation has neither on Linux, and Strata
-/// depends on no package; they serve ``PasswordAuthenticator`` only, where what is hashed is a
-/// few short strings — not for anything that needs a hash to be secret or fast.
+/// and SHA-512/256 (FIPS 180-4), over a message in memory. Foundation has none of them on Linux,
+/// and Strata depends on no package; they serve ``PasswordAuthenticator`` only, which hashes a few
+/// short strings (and, for `auth-int`, a body in memory) — not for anything that needs a hash to
+/// be secret or fast.
 enum DigestHash: String, Sendable, CaseIterable {
     case md5 = "MD5"
     case sha256 = "SHA-256"
@@ -25,8 +26,12 @@ enum DigestHash: String, Sendable, CaseIterable {
     func hash(_ message: [UInt8]) -> [UInt8] {
         switch self {
         case .md5: return Self.md5(message)
-        case .sha256: return Self.sha256(message)
-        case .sha512256: return Array(Self.sha512(message, from: Self.sha512256Initial).prefix(32))
+        case .sha256:
+            return Self.sha2(message, from: Self.sha256Initial, constants: Self.sha256Constants, shape: .sha256)
+        case .sha512256:
+            let state = Self.sha2(
+                message, from: Self.sha512256Initial, constants: Self.sha512Constants, shape: .sha512)
+            return Array(state.prefix(32))
         }
     }
 
@@ -45,28 +50,6 @@ enum DigestHash: String, Sendable, CaseIterable {
             bytes.append(shift < 64 ? UInt8(truncatingIfNeeded: bits >> UInt64(shift)) : 0)
         }
         return bytes
-    }
-
-    /// The 32-bit word of the four bytes of `bytes` at `offset`.
-    private static func word(of bytes: [UInt8], at offset: Int, bigEndian: Bool) -> UInt32 {
-        (0..<4).reduce(0) { word, index in
-            word | UInt32(bytes[offset + index]) << UInt32(bigEndian ? 24 - index * 8 : index * 8)
-        }
-    }
-
-    /// The bytes of `words`, four each.
-    private static func bytes(of words: [UInt32], bigEndian: Bool) -> [UInt8] {
-        words.flatMap { word in
-            (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(bigEndian ? 24 - $0 * 8 : $0 * 8)) }
-        }
-    }
-
-    private static func rotatedLeft(_ value: UInt32, by count: UInt32) -> UInt32 {
-        (value << count) | (value >> (32 - count))
-    }
-
-    private static func rotatedRight(_ value: UInt32, by count: UInt32) -> UInt32 {
-        (value >> count) | (value << (32 - count))
     }
 
     // MARK: MD5 (RFC 1321)
@@ -92,7 +75,8 @@ enum DigestHash: String, Sendable, CaseIterable {
         var words = [UInt32](repeating: 0, count: 16)
         for block in stride(from: 0, to: bytes.count, by: 64) {
             for index in 0..<16 {
-                words[index] = word(of: bytes, at: block + index * 4, bigEndian: false)
+                let at = block + index * 4
+                words[index] = (0..<4).reduce(0) { word, byte in word | UInt32(bytes[at + byte]) << (byte * 8) }
             }
             var (a, b, c, d) = state
             for step in 0..<64 {
@@ -106,14 +90,17 @@ enum DigestHash: String, Sendable, CaseIterable {
                 }
                 let sum = mixed &+ a &+ md5Constants[step] &+ words[word]
                 (a, d, c) = (d, c, b)
-                b = b &+ rotatedLeft(sum, by: md5Shifts[(step / 16) * 4 + step % 4])
+                let shift = md5Shifts[(step / 16) * 4 + step % 4]
+                b = b &+ ((sum << shift) | (sum >> (32 - shift)))
             }
             state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
         }
-        return Self.bytes(of: [state.0, state.1, state.2, state.3], bigEndian: false)
+        return [state.0, state.1, state.2, state.3].flatMap { word in
+            (0..<4).map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) }
+        }
     }
 
-    // MARK: SHA-256 (FIPS 180-4)
+    // MARK: SHA-256 and SHA-512/256 (FIPS 180-4)
 
     /// The first 32 bits of the fractional parts of the cube roots of the first 64 primes.
     private static let sha256Constants: [UInt32] = [
@@ -131,41 +118,6 @@ enum DigestHash: String, Sendable, CaseIterable {
     private static let sha256Initial: [UInt32] = [
         0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
     ]
-
-    private static func sha256(_ message: [UInt8]) -> [UInt8] {
-        var state = sha256Initial
-        let bytes = padded(message, lengthBigEndian: true)
-        var schedule = [UInt32](repeating: 0, count: 64)
-        for block in stride(from: 0, to: bytes.count, by: 64) {
-            for index in 0..<16 {
-                schedule[index] = word(of: bytes, at: block + index * 4, bigEndian: true)
-            }
-            for index in 16..<64 {
-                let before15 = schedule[index - 15]
-                let before2 = schedule[index - 2]
-                let sigma0 = rotatedRight(before15, by: 7) ^ rotatedRight(before15, by: 18) ^ (before15 >> 3)
-                let sigma1 = rotatedRight(before2, by: 17) ^ rotatedRight(before2, by: 19) ^ (before2 >> 10)
-                schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1
-            }
-            var (a, b, c, d, e, f, g, h) = (
-                state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
-            )
-            for index in 0..<64 {
-                let sum1 = rotatedRight(e, by: 6) ^ rotatedRight(e, by: 11) ^ rotatedRight(e, by: 25)
-                let choice = (e & f) ^ (~e & g)
-                let first = h &+ sum1 &+ choice &+ sha256Constants[index] &+ schedule[index]
-                let sum0 = rotatedRight(a, by: 2) ^ rotatedRight(a, by: 13) ^ rotatedRight(a, by: 22)
-                let majority = (a & b) ^ (a & c) ^ (b & c)
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ first, c, b, a, first &+ sum0 &+ majority)
-            }
-            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() {
-                state[index] = state[index] &+ value
-            }
-        }
-        return Self.bytes(of: state, bigEndian: true)
-    }
-
-    // MARK: SHA-512/256 (FIPS 180-4)
 
     /// The first 64 bits of the fractional parts of the cube roots of the first 80 primes.
     private static let sha512Constants: [UInt64] = [
@@ -198,42 +150,62 @@ enum DigestHash: String, Sendable, CaseIterable {
         0x96283ee2a88effe3, 0xbe5e1e2553863992, 0x2b0199fc2c85b8aa, 0x0eb72ddc81c52ca2,
     ]
 
-    private static func rotatedRight(_ value: UInt64, by count: UInt64) -> UInt64 {
-        (value >> count) | (value << (64 - count))
+    // MARK: SHA-2's compression (FIPS 180-4 §6.2, §6.4)
+
+    /// The rotations (and, for the schedule, the shift) of each SHA-2 function over its words.
+    private struct SHA2Shape {
+        let scheduleSigma0: (Int, Int, Int)
+        let scheduleSigma1: (Int, Int, Int)
+        let sum0: (Int, Int, Int)
+        let sum1: (Int, Int, Int)
+
+        static let sha256 = SHA2Shape(
+            scheduleSigma0: (7, 18, 3), scheduleSigma1: (17, 19, 10), sum0: (2, 13, 22), sum1: (6, 11, 25))
+        static let sha512 = SHA2Shape(
+            scheduleSigma0: (1, 8, 7), scheduleSigma1: (19, 61, 6), sum0: (28, 34, 39), sum1: (14, 18, 41))
     }
 
-    /// SHA-512's compression of `message` from `initial`: all 64 bytes of the state.
-    private static func sha512(_ message: [UInt8], from initial: [UInt64]) -> [UInt8] {
+    /// `message` compressed from `initial` with `constants` (one a round) as SHA-256 (32-bit
+    /// words) or SHA-512 (64-bit words) does: all the bytes of the state.
+    private static func sha2<Word: FixedWidthInteger & UnsignedInteger>(
+        _ message: [UInt8], from initial: [Word], constants: [Word], shape: SHA2Shape
+    ) -> [UInt8] {
+        let wordSize = Word.bitWidth / 8
+        func rotated(_ value: Word, _ count: Int) -> Word { (value >> count) | (value << (Word.bitWidth - count)) }
+        func sigma(_ value: Word, _ counts: (Int, Int, Int)) -> Word {
+            rotated(value, counts.0) ^ rotated(value, counts.1) ^ (value >> counts.2)
+        }
+        func sum(_ value: Word, _ counts: (Int, Int, Int)) -> Word {
+            rotated(value, counts.0) ^ rotated(value, counts.1) ^ rotated(value, counts.2)
+        }
         var state = initial
-        let bytes = padded(message, blockSize: 128, lengthBigEndian: true)
-        var schedule = [UInt64](repeating: 0, count: 80)
-        for block in stride(from: 0, to: bytes.count, by: 128) {
+        let bytes = padded(message, blockSize: 16 * wordSize, lengthBigEndian: true)
+        var schedule = [Word](repeating: 0, count: constants.count)
+        for block in stride(from: 0, to: bytes.count, by: 16 * wordSize) {
             for index in 0..<16 {
-                let at = block + index * 8
-                schedule[index] = (0..<8).reduce(0) { word, byte in word << 8 | UInt64(bytes[at + byte]) }
+                let at = block + index * wordSize
+                schedule[index] = (0..<wordSize).reduce(0) { word, byte in word << 8 | Word(bytes[at + byte]) }
             }
-            for index in 16..<80 {
-                let before15 = schedule[index - 15]
-                let before2 = schedule[index - 2]
-                let sigma0 = rotatedRight(before15, by: 1) ^ rotatedRight(before15, by: 8) ^ (before15 >> 7)
-                let sigma1 = rotatedRight(before2, by: 19) ^ rotatedRight(before2, by: 61) ^ (before2 >> 6)
-                schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1
+            for index in 16..<constants.count {
+                schedule[index] =
+                    schedule[index - 16] &+ sigma(schedule[index - 15], shape.scheduleSigma0) &+ schedule[index - 7]
+                    &+ sigma(schedule[index - 2], shape.scheduleSigma1)
             }
             var (a, b, c, d, e, f, g, h) = (
                 state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
             )
-            for index in 0..<80 {
-                let sum1 = rotatedRight(e, by: 14) ^ rotatedRight(e, by: 18) ^ rotatedRight(e, by: 41)
+            for index in 0..<constants.count {
                 let choice = (e & f) ^ (~e & g)
-                let first = h &+ sum1 &+ choice &+ sha512Constants[index] &+ schedule[index]
-                let sum0 = rotatedRight(a, by: 28) ^ rotatedRight(a, by: 34) ^ rotatedRight(a, by: 39)
+                let first = h &+ sum(e, shape.sum1) &+ choice &+ constants[index] &+ schedule[index]
                 let majority = (a & b) ^ (a & c) ^ (b & c)
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ first, c, b, a, first &+ sum0 &+ majority)
+                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ first, c, b, a, first &+ sum(a, shape.sum0) &+ majority)
             }
             for (index, value) in [a, b, c, d, e, f, g, h].enumerated() {
                 state[index] = state[index] &+ value
             }
         }
-        return state.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> UInt64(56 - $0 * 8)) } }
+        return state.flatMap { word in
+            (0..<wordSize).map { UInt8(truncatingIfNeeded: word >> ((wordSize - 1 - $0) * 8)) }
+        }
     }
 }
