@@ -35,21 +35,30 @@ enum DigestHash: String, Sendable, CaseIterable {
         }
     }
 
-    /// `message` padded to a whole number of blocks of `blockSize` bytes: a 1 bit, zeros, and the
-    /// message's length in bits in the last eighth of the last block, little-endian for MD5 and
-    /// big-endian for the SHA-2 functions.
-    private static func padded(_ message: [UInt8], blockSize: Int = 64, lengthBigEndian: Bool) -> [UInt8] {
+    /// Calls `body` with each block of `blockSize` bytes of `message` padded: a 1 bit, zeros, and
+    /// the message's length in bits in the last eighth of the last block, little-endian for MD5
+    /// and big-endian for the SHA-2 functions. The message's whole blocks are handed on as they
+    /// stand; only its tail is copied, to be padded (a body hashed for `auth-int` may be large).
+    private static func forEachBlock(
+        of message: [UInt8], blockSize: Int = 64, lengthBigEndian: Bool, _ body: (ArraySlice<UInt8>) -> Void
+    ) {
+        let whole = message.count - message.count % blockSize
+        for start in stride(from: 0, to: whole, by: blockSize) {
+            body(message[start..<start + blockSize])
+        }
         let lengthSize = blockSize / 8
-        var bytes = message
-        bytes.append(0x80)
-        while bytes.count % blockSize != blockSize - lengthSize { bytes.append(0) }
+        var tail = Array(message[whole...])
+        tail.append(0x80)
+        while tail.count % blockSize != blockSize - lengthSize { tail.append(0) }
         let bits = UInt64(message.count) &* 8
         // The length's high bytes (of 16, for SHA-512) are zero: no message here is 2^61 bytes.
         for index in 0..<lengthSize {
             let shift = lengthBigEndian ? (lengthSize - 1 - index) * 8 : index * 8
-            bytes.append(shift < 64 ? UInt8(truncatingIfNeeded: bits >> UInt64(shift)) : 0)
+            tail.append(shift < 64 ? UInt8(truncatingIfNeeded: bits >> UInt64(shift)) : 0)
         }
-        return bytes
+        for start in stride(from: 0, to: tail.count, by: blockSize) {
+            body(tail[start..<start + blockSize])
+        }
     }
 
     // MARK: MD5 (RFC 1321)
@@ -71,12 +80,11 @@ enum DigestHash: String, Sendable, CaseIterable {
 
     private static func md5(_ message: [UInt8]) -> [UInt8] {
         var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
-        let bytes = padded(message, lengthBigEndian: false)
         var words = [UInt32](repeating: 0, count: 16)
-        for block in stride(from: 0, to: bytes.count, by: 64) {
+        forEachBlock(of: message, lengthBigEndian: false) { block in
             for index in 0..<16 {
-                let at = block + index * 4
-                words[index] = (0..<4).reduce(0) { word, byte in word | UInt32(bytes[at + byte]) << (byte * 8) }
+                let at = block.startIndex + index * 4
+                words[index] = (0..<4).reduce(0) { word, byte in word | UInt32(block[at + byte]) << (byte * 8) }
             }
             var (a, b, c, d) = state
             for step in 0..<64 {
@@ -179,12 +187,11 @@ enum DigestHash: String, Sendable, CaseIterable {
             rotated(value, counts.0) ^ rotated(value, counts.1) ^ rotated(value, counts.2)
         }
         var state = initial
-        let bytes = padded(message, blockSize: 16 * wordSize, lengthBigEndian: true)
         var schedule = [Word](repeating: 0, count: constants.count)
-        for block in stride(from: 0, to: bytes.count, by: 16 * wordSize) {
+        forEachBlock(of: message, blockSize: 16 * wordSize, lengthBigEndian: true) { block in
             for index in 0..<16 {
-                let at = block + index * wordSize
-                schedule[index] = (0..<wordSize).reduce(0) { word, byte in word << 8 | Word(bytes[at + byte]) }
+                let at = block.startIndex + index * wordSize
+                schedule[index] = (0..<wordSize).reduce(0) { word, byte in word << 8 | Word(block[at + byte]) }
             }
             for index in 16..<constants.count {
                 schedule[index] =
