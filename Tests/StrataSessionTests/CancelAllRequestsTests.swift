@@ -133,6 +133,38 @@ import Testing
         #expect(answered < 400)
     }
 
+    /// Completions that call back into the manager as they run — cancelling all again, sending
+    /// another request — neither deadlock nor complete anything twice; what they send is answered.
+    @Test func completionsThatCancelAllAgainOrSendAnotherRequestAreServed() async throws {
+        let manager = SessionManager(transport: Self.transport())
+        let followUps = CompletionRecorder<Outcome>()
+        let originals = (0..<50).map { number in
+            let recorder = CompletionRecorder<Outcome>()
+            _ = manager.request(URLRequest(url: Self.base.appendingPathComponent("pending")), options: RequestOptions())
+            { data, response, error in
+                recorder.record((data, response, error))
+                if number.isMultiple(of: 2) {
+                    manager.cancelAllRequests()
+                } else {
+                    _ = manager.request(
+                        URLRequest(url: Self.base.appendingPathComponent("answered")), options: RequestOptions()
+                    ) { followUps.record(($0, $1, $2)) }
+                }
+            }
+            return recorder
+        }
+        manager.cancelAllRequests()
+        for recorder in originals {
+            #expect(isCancelled(try #require(await recorder.first(timeout: 5)).error))
+        }
+        for _ in 0..<500 where followUps.callCount < 25 { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(originals.allSatisfy { $0.callCount == 1 })
+        // A follow-up is sent while others cancel all: it is answered or cancelled, once.
+        #expect(followUps.callCount == 25)
+        #expect(manager.core.underWay.count == 0)
+    }
+
     /// A request ends its place among those under way however it ends: answered, refused before it
     /// starts, failed, cancelled by its caller, or timed out.
     @Test func aCompletedRequestIsNotKept() async throws {
