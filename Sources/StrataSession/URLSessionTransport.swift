@@ -311,7 +311,11 @@ public final class URLSessionTransport: Transport {
     /// cannot read, a status code out of range, or bytes a previous answer left on the connection —
     /// as `URLError(.unsupportedURL)` ("Unsupported HTTP version in response", "Unsupported
     /// response code in HTTP response", "Received HTTP/0.9 when not allowed"), as if the URL were at
-    /// fault; curl's message is kept.
+    /// fault; and a connection cut or reset after the answer began ("transfer closed with 1000
+    /// bytes remaining to read", "Recv failure: Connection reset by peer") as `URLError(.unknown)`,
+    /// where Apple's `URLSession` and `AsyncHTTPClientTransport` say
+    /// `URLError(.networkConnectionLost)` — which a retrier retries, and a download that resumes
+    /// resumes. curl's message is kept.
     static func classified(_ error: any Error) -> any Error {
         guard let error = error as? URLError, let message = error.userInfo[NSLocalizedDescriptionKey] as? String
         else { return error }
@@ -323,11 +327,16 @@ public final class URLSessionTransport: Transport {
                 ? .serverCertificateUntrusted : .secureConnectionFailed
         case .unsupportedURL where Self.notHTTPMessages.contains(where: message.hasPrefix):
             code = .badServerResponse
+        case .unknown where Self.connectionLostMessages.contains(where: message.hasPrefix):
+            code = .networkConnectionLost
         default:
             return error
         }
         return URLError(code, userInfo: error.userInfo)
     }
+
+    /// How libcurl's messages begin for a connection that ended, or was reset, mid-answer.
+    private static let connectionLostMessages = ["transfer closed with ", "Recv failure: Connection reset by peer"]
 
     /// How libcurl's messages begin for an answer it cannot read as HTTP.
     private static let notHTTPMessages = [

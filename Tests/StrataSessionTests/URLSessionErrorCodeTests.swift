@@ -8,8 +8,8 @@ import Testing
 #endif
 
 /// FoundationNetworking's errors get the codes Apple's `URLSession` gives for the same failure, with
-/// libcurl's message kept: a refused certificate is no unknown error, and an answer that is not
-/// HTTP is no fault of the URL's.
+/// libcurl's message kept: a refused certificate is no unknown error, an answer that is not
+/// HTTP is no fault of the URL's, and a connection lost mid-answer is said to be.
 @Suite struct URLSessionErrorCodeTests {
     @Test(arguments: [
         (
@@ -25,7 +25,10 @@ import Testing
         ("Unsupported response code in HTTP response", .unsupportedURL, .badServerResponse),
         ("Received HTTP/0.9 when not allowed", .unsupportedURL, .badServerResponse),
         ("Protocol \"gopher\" not supported", .unsupportedURL, .unsupportedURL),
-        ("Recv failure: Connection reset by peer", .unknown, .unknown),
+        ("Recv failure: Connection reset by peer", .unknown, .networkConnectionLost),
+        ("transfer closed with 2097198 bytes remaining to read", .unknown, .networkConnectionLost),
+        ("transfer closed with outstanding read data remaining", .unknown, .networkConnectionLost),
+        ("Failed writing body", .unknown, .unknown),
     ])
     func aLoadingSystemErrorGetsApplesCode(message: String, code: URLError.Code, expected: URLError.Code) {
         let error = URLError(code, userInfo: [NSLocalizedDescriptionKey: message])

@@ -29,7 +29,8 @@ import Testing
     /// The `URLError` code of each transport failure, by transport.
     static let codes: [TestTransport: [Fault: URLError.Code]] = [
         .urlSession: [
-            .closeBeforeResponse: .badServerResponse, .closeMidBody: .unknown, .shortContentLength: .unknown,
+            .closeBeforeResponse: .badServerResponse, .closeMidBody: .networkConnectionLost,
+            .shortContentLength: .networkConnectionLost,
             .malformedStatusLine: .badServerResponse,
         ],
         .asyncHTTPClient: [
