@@ -47,6 +47,20 @@ public struct RequestOptions: Sendable {
     /// request's own, all before the request's completion. A streamed body is not counted: its
     /// parts are the caller's as they come.
     public var downloadProgress: (@Sendable (Progress) -> Void)?
+    /// Whether a download to ``downloadDestination`` picks up where an earlier one stopped. When
+    /// an attempt is cut short — the connection lost, the deadline passed, the request cancelled —
+    /// the bytes written are kept beside the destination (`.<name>.download`), with what says which
+    /// version of the resource they are part of (its strong `ETag`, or its `Last-Modified`); the
+    /// next attempt, a retry or a later request for the same URL to the same destination, asks for
+    /// the rest with `Range` and `If-Range`. A `206` that continues the kept bytes is appended to
+    /// them (it counts as success whatever ``acceptableStatusCodes`` says); a `200` — the resource
+    /// changed, or the server sends whole bodies only — replaces them. A body without such a
+    /// validator, or in a content coding, is not kept; a `416` or a `206` for another range
+    /// removes what was kept. A request with a `Range` of its own, or whose method is not `GET`,
+    /// does not resume. One request at a time resumes a destination: another, meanwhile, downloads
+    /// the whole body to a file of its own. Over `URLSessionTransport` such a download goes through
+    /// a data task, whose parts Strata writes.
+    public var resumesDownload: Bool
     /// Names of headers that belong to the request's origin rather than to the request — those of a
     /// configuration shared by every request to one API. A redirect to another origin removes them,
     /// as it removes credentials (see ``RedirectPolicy``). The network service adds the
@@ -92,6 +106,7 @@ public struct RequestOptions: Sendable {
         redirectPolicy: RedirectPolicy? = nil,
         downloadDestination: URL? = nil,
         downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+        resumesDownload: Bool = false,
         originBoundHeaderNames: Set<String> = [],
         streamIdleTimeout: TimeInterval? = nil,
         streamDeadline: TimeInterval? = nil,
@@ -108,6 +123,7 @@ public struct RequestOptions: Sendable {
         self.redirectPolicy = redirectPolicy
         self.downloadDestination = downloadDestination
         self.downloadProgress = downloadProgress
+        self.resumesDownload = resumesDownload
         self.originBoundHeaderNames = originBoundHeaderNames
     }
 

@@ -226,7 +226,8 @@ extension NetworkError {
         case let error as SessionError:
             let code: URLError.Code
             switch error {
-            case .interimResponseTakenForAnswer, .invalidContentLength: code = .badServerResponse
+            case .interimResponseTakenForAnswer, .invalidContentLength, .unexpectedContentRange:
+                code = .badServerResponse
             default: code = .networkConnectionLost
             }
             self = .transport(URLError(code, userInfo: [NSLocalizedDescriptionKey: error.errorDescription ?? ""]))

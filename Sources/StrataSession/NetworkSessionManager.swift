@@ -106,6 +106,10 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStrin
     /// The response's `Content-Length` is not one length (two that differ, one beyond any
     /// integer), so where its body ends cannot be known: the response is discarded.
     case invalidContentLength(String)
+    /// A download that resumes asked for the rest of its body and the server's `206` does not
+    /// continue it: its `Content-Range` (given) starts elsewhere, or is missing or unreadable.
+    /// What was kept is removed, so the next attempt downloads the whole body.
+    case unexpectedContentRange(String)
 
     /// A sentence saying what happened.
     public var errorDescription: String? {
@@ -123,6 +127,9 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStrin
         case .invalidContentLength(let value):
             return "The server's Content-Length (\(value.prefix(64))) is not one length, so where the body ends "
                 + "cannot be known; the response was discarded."
+        case .unexpectedContentRange(let value):
+            return "The server answered the download's resumption with a range (Content-Range: '\(value.prefix(64))') "
+                + "that does not continue the bytes kept; they were removed."
         }
     }
 

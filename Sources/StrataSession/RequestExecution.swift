@@ -96,6 +96,8 @@ final class RequestExecution: Sendable {
     private let originBoundHeaderNames: Set<String>
     /// Where a download's body is written, if the request is one.
     private let download: URL?
+    /// What a download that resumes keeps between attempts, if the request is one.
+    private let resumption: DownloadResumption?
     /// Told of the response body as it arrives, written to the download's file or collected in
     /// memory; a streamed body is the caller's to count.
     private let downloadProgress: (@Sendable (Progress) -> Void)?
@@ -137,6 +139,10 @@ final class RequestExecution: Sendable {
         self.redirectPolicy = options.redirectPolicy ?? core.redirectPolicy
         self.originBoundHeaderNames = options.originBoundHeaderNames
         self.download = options.downloadDestination
+        let resumption =
+            options.resumesDownload
+            ? options.downloadDestination.flatMap { DownloadResumption(of: request, to: $0) } : nil
+        self.resumption = resumption
         self.downloadProgress = stream == nil ? options.downloadProgress : nil
         let progress = uploadProgress != nil || downloadProgress != nil ? ProgressRelay() : nil
         self.progress = progress
@@ -173,6 +179,7 @@ final class RequestExecution: Sendable {
         self.number = number
         self.call = CancellableCompletion(cancelledWith: .cancelled) { outcome in
             underWay.remove(number)
+            resumption?.callEnded()
             record?.finished(outcome)
             guard let progress else { return completion(outcome) }
             progress.finish { completion(outcome) }
@@ -181,6 +188,7 @@ final class RequestExecution: Sendable {
 
     func start() {
         core.underWay.add(call, as: number)
+        resumption?.claim()
         record?.created()
         // Cancelling completes the call, then ends the attempt under way. The call holds the execution
         // only weakly: it completes even when an adapter or retrier has dropped its callback (and the
@@ -344,7 +352,9 @@ final class RequestExecution: Sendable {
 
     /// Hands `adapted` to the transport, unless it breaks HTTP's grammar.
     private func send(_ adapted: URLRequest, hop: Hop) {
-        let adapted = normalized(adapted)
+        // A download that resumes asks for what an earlier attempt did not keep.
+        let kept = resumption?.kept()
+        let adapted = normalized(adapted).asking(after: kept)
         do {
             try validate(adapted)
         } catch {
@@ -370,6 +380,10 @@ final class RequestExecution: Sendable {
         let arrived: @Sendable (TransportOutcome) -> Void = { [self] outcome in
             uploadProgress?.end()
             downloadProgress?.end()
+            if kept != nil, outcome.statusCode == 416 {
+                // The range asked for is not there: what was kept is no part of what the server has.
+                resumption?.discard()
+            }
             // Judged once, here: whether it failed decides both the queue and, later, the retriers.
             let failure = self.failure(of: adapted, outcome)
             let handle: @Sendable () -> Void = { [self] in
@@ -395,12 +409,14 @@ final class RequestExecution: Sendable {
         let router = BodyRouter(
             choose: { [self] head in
                 consumer(
-                    for: head, of: adapted, step: step, from: exchange, downloadProgress: downloadProgress?.counts,
-                    completion: arrived)
+                    for: head, of: adapted, step: step, from: exchange, kept: kept?.length ?? 0,
+                    downloadProgress: downloadProgress?.counts, completion: arrived)
             },
             headless: arrived)
         let sending = TransportAttempt(
-            request: adapted, uploadProgress: uploadProgress?.counts, bodyIsBoundForFile: download != nil,
+            // A download that resumes writes the parts itself, to keep them if the exchange is cut short.
+            request: adapted, uploadProgress: uploadProgress?.counts,
+            bodyIsBoundForFile: download != nil && resumption?.holds != true,
             fileProgress: download != nil ? downloadProgress?.counts : nil, bufferLimit: stream?.bufferLimit)
         exchange.set(context.run { core.transport.send(sending, to: router) })
         let sent: any NetworkCancellable = exchange
@@ -419,7 +435,7 @@ final class RequestExecution: Sendable {
     /// an acceptable status with no redirect to follow, the caller's stream, or a download's file;
     /// otherwise memory — for a stream or a download, only the first ``errorBodyLimit`` bytes.
     private func consumer(
-        for head: ResponseHead, of request: URLRequest, step: Int, from exchange: any ResponseExchange,
+        for head: ResponseHead, of request: URLRequest, step: Int, from exchange: ExchangeSlot, kept: Int64,
         downloadProgress: (@Sendable (Int64, Int64) -> Void)?,
         completion: @escaping @Sendable (TransportOutcome) -> Void
     ) -> any ResponseReceiver {
@@ -428,7 +444,7 @@ final class RequestExecution: Sendable {
             let progress = downloadProgress.flatMap { follows(head) ? nil : $0 }
             return BodyCollector(limit: maximumBodyLength, from: exchange, progress: progress, completion)
         }
-        guard acceptableStatusCodes.contains(head.statusCode), !follows(head) else {
+        guard accepts(head.statusCode, for: request), !follows(head) else {
             return BodyCollector(limit: Self.errorBodyLimit, truncates: true, from: exchange, completion)
         }
         if let stream {
@@ -438,7 +454,17 @@ final class RequestExecution: Sendable {
             return stream
         }
         guard let download else { return BodyCollector(limit: maximumBodyLength, from: exchange, completion) }
-        return FileWriter(to: download, for: request, from: exchange, progress: downloadProgress, completion)
+        let resumption = self.resumption.flatMap { $0.holds ? $0 : nil }
+        return FileWriter(
+            to: download, for: request, from: exchange, resuming: resumption, after: kept,
+            progress: downloadProgress, completion)
+    }
+
+    /// Whether `status` answers `request` as the caller wants: one of its acceptable codes, or a
+    /// `206` answering the range a download that resumes asked for.
+    private func accepts(_ status: Int, for request: URLRequest) -> Bool {
+        acceptableStatusCodes.contains(status)
+            || (status == 206 && resumption?.holds == true && request.headerField("Range") != nil)
     }
 
     /// Claims the attempt under way for a stream, if `step` is still its step: its deadline stops,
@@ -777,7 +803,7 @@ final class RequestExecution: Sendable {
     private func failure(of request: URLRequest, _ outcome: TransportOutcome) -> (any Error)? {
         if let error = outcome.error { return error }
         guard let status = outcome.statusCode else { return SessionError.invalidResponse }
-        guard acceptableStatusCodes.contains(status) else {
+        guard accepts(status, for: request) else {
             return SessionError.unacceptableStatusCode(status)
         }
         if outcome.fileURL == nil, outcome.isShorterThanAnnounced(for: request) {
@@ -1004,5 +1030,17 @@ extension URLRequest {
             $0.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
         }
         return names.contains("trailers") ? "trailers" : nil
+    }
+}
+
+extension URLRequest {
+    /// The request asking for the bytes after the first `kept.length`, unless the resource is no
+    /// longer the one `kept.validator` names; the request itself without `kept`.
+    fileprivate func asking(after kept: (length: Int64, validator: String)?) -> URLRequest {
+        guard let kept else { return self }
+        var request = self
+        request.setValue("bytes=\(kept.length)-", forHTTPHeaderField: "Range")
+        request.setValue(kept.validator, forHTTPHeaderField: "If-Range")
+        return request
     }
 }

@@ -49,11 +49,15 @@ final class BodyRouter: ResponseReceiver, @unchecked Sendable {  // The relay's 
 /// The consumer that writes a body to a file: into a partial file beside `destination`, one part
 /// at a time on a queue of its own (the next part is asked for once the last is written, so a
 /// slow disk holds back the network), moved into place when the whole body has arrived and
-/// removed otherwise.
+/// removed otherwise — or, for a download that resumes, kept for the next attempt
+/// (``DownloadResumption``), to which a `206` continuing it is appended.
 final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `queue` serializes the `var`s.
     private let destination: URL
     private let request: URLRequest
-    private let exchange: any ResponseExchange
+    private let exchange: ExchangeSlot
+    private let resumption: DownloadResumption?
+    /// How many bytes of the body the request asked to skip, as kept by an earlier attempt.
+    private let kept: Int64
     private let progress: (@Sendable (Int64, Int64) -> Void)?
     private let completion: @Sendable (TransportOutcome) -> Void
     private let queue: DispatchQueue = {
@@ -65,33 +69,43 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
     private var head: ResponseHead?
     private var file: FileHandle?
     private var partial: URL?
+    /// The bytes in the partial file, and of them those of this response.
     private var written: Int64 = 0
+    private var received: Int64 = 0
+    private var total: Int64 = -1
     private var failure: (any Error)?
 
+    /// A writer of the body to `destination`; with `resumption`, which this request holds, into
+    /// its partial file, of which the request asked for the bytes after the first `kept`.
     init(
-        to destination: URL, for request: URLRequest, from exchange: any ResponseExchange,
+        to destination: URL, for request: URLRequest, from exchange: ExchangeSlot,
+        resuming resumption: DownloadResumption? = nil, after kept: Int64 = 0,
         progress: (@Sendable (Int64, Int64) -> Void)?, _ completion: @escaping @Sendable (TransportOutcome) -> Void
     ) {
         self.destination = destination
         self.request = request
         self.exchange = exchange
+        self.resumption = resumption
+        self.kept = kept
         self.progress = progress
         self.completion = completion
+        resumption?.writerStarted()
     }
 
     func receive(_ head: ResponseHead) {
         queue.async { [self] in
             self.head = head
-            let partial = destination.deletingLastPathComponent()
-                .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).download")
+            total = head.progressTotal
             do {
                 try FileManager.default.createDirectory(
                     at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-                guard FileManager.default.createFile(atPath: partial.path, contents: nil) else {
-                    throw URLError(.cannotCreateFile, userInfo: [NSURLErrorFailingURLErrorKey: destination])
+                if let resumption {
+                    try open(resumption, for: head)
+                } else {
+                    let partial = destination.deletingLastPathComponent()
+                        .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).download")
+                    try create(partial)
                 }
-                file = try FileHandle(forWritingTo: partial)
-                self.partial = partial
                 exchange.demand()
             } catch {
                 fail(error)
@@ -99,14 +113,49 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         }
     }
 
+    /// Opens `resumption`'s partial file for `head`: a `206` that continues it is appended to it,
+    /// anything else replaces it.
+    private func open(_ resumption: DownloadResumption, for head: ResponseHead) throws {
+        guard head.statusCode == 206 else {
+            try create(resumption.partial)
+            resumption.begin(head)
+            return
+        }
+        let field = head.headers["Content-Range"]
+        // The range continues the kept bytes, and the body is as long as the range says.
+        guard kept > 0, let range = field.flatMap(DownloadResumption.contentRange), range.first == kept,
+            head.expectedContentLength < 0 || head.expectedContentLength == range.last - range.first + 1,
+            DownloadResumption.isResumable(head)
+        else {
+            throw SessionError.unexpectedContentRange(field ?? "")
+        }
+        partial = resumption.partial
+        let file = try FileHandle(forWritingTo: resumption.partial)
+        self.file = file
+        guard try file.seekToEnd() == UInt64(kept) else { throw SessionError.unexpectedContentRange(field ?? "") }
+        written = kept
+        total = range.complete ?? (head.expectedContentLength >= 0 ? kept + head.expectedContentLength : -1)
+        resumption.begin(head)
+    }
+
+    /// Makes `partial` an empty file, open for writing.
+    private func create(_ partial: URL) throws {
+        guard FileManager.default.createFile(atPath: partial.path, contents: nil) else {
+            throw URLError(.cannotCreateFile, userInfo: [NSURLErrorFailingURLErrorKey: destination])
+        }
+        self.partial = partial
+        file = try FileHandle(forWritingTo: partial)
+    }
+
     func receive(_ part: Data) {
         queue.async { [self] in
             guard failure == nil, let file else { return }
             do {
-                if let bomb = head?.decompressionBomb(written + Int64(part.count)) { throw bomb }
+                if let bomb = head?.decompressionBomb(received + Int64(part.count)) { throw bomb }
                 try file.write(contentsOf: part)
                 written += Int64(part.count)
-                progress?(written, head?.progressTotal ?? -1)
+                received += Int64(part.count)
+                progress?(written, total)
                 exchange.demand()
             } catch {
                 fail(error)
@@ -120,22 +169,45 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
             var error = error
             try? file?.close()
             file = nil
-            if error == nil, let head, head.isShorterThanAnnounced(written, for: request) {
+            if error == nil, let head, head.isShorterThanAnnounced(received, for: request) {
                 error = SessionError.incompleteBody(
-                    expected: Int(clamping: head.expectedContentLength), received: Int(clamping: written))
+                    expected: Int(clamping: head.expectedContentLength), received: Int(clamping: received))
+            }
+            // A whole body is not kept to be resumed: nothing would be left to ask for.
+            let isWhole = error == nil
+            if error == nil, exchange.isCancelled {
+                // Cancelled as the last byte came: the caller is told so, and finds nothing in place.
+                error = TransportOutcome.cancelled.error
             }
             if error == nil, let partial {
                 do {
                     try Self.place(partial, at: destination)
                     self.partial = nil
+                    resumption?.completed()
                 } catch let moveError {
                     error = moveError
                 }
             }
-            if let partial {
-                try? FileManager.default.removeItem(at: partial)
+            if error != nil {
+                removePartial(keepingWhatResumes: !isWhole)
             }
+            resumption?.writerEnded()
             completion(TransportOutcome(head: head, fileURL: error == nil ? destination : nil, error: error))
+        }
+    }
+
+    /// Removes the partial file — unless, when `keepingWhatResumes`, a later attempt may resume it.
+    /// What a download that resumes kept before is removed with it.
+    private func removePartial(keepingWhatResumes: Bool) {
+        let partial = self.partial
+        self.partial = nil
+        if let resumption {
+            if keepingWhatResumes, partial != nil, written > 0, let head, DownloadResumption.isResumable(head) {
+                return
+            }
+            resumption.discard()
+        } else if let partial {
+            try? FileManager.default.removeItem(at: partial)
         }
     }
 
@@ -147,11 +219,11 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
     }
 
     private func takeOnQueue(_ url: URL) -> Bool {
-        guard failure == nil, written == 0, let head else { return false }
+        // A download that resumes writes its parts itself, to keep them if it is cut short.
+        guard failure == nil, written == 0, resumption == nil, let head else { return false }
         try? file?.close()
         file = nil
-        if let partial { try? FileManager.default.removeItem(at: partial) }
-        partial = nil
+        removePartial(keepingWhatResumes: false)
         var error: (any Error)?
         var size: Int64 = 0
         do {
@@ -161,6 +233,8 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
                 throw SessionError.incompleteBody(
                     expected: Int(clamping: head.expectedContentLength), received: Int(clamping: size))
             }
+            // Cancelled as the last byte came: the caller is told so, and finds nothing in place.
+            if exchange.isCancelled, let cancelled = TransportOutcome.cancelled.error { throw cancelled }
             try Self.place(url, at: destination)
         } catch let moveError {
             error = moveError
@@ -190,9 +264,8 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         exchange.cancel()
         try? file?.close()
         file = nil
-        if let partial {
-            try? FileManager.default.removeItem(at: partial)
-        }
+        removePartial(keepingWhatResumes: false)
+        resumption?.writerEnded()
         completion(TransportOutcome(head: head, error: error))
     }
 }

@@ -155,6 +155,12 @@ func readmeWalkthrough() async throws {
         interceptors: [PasswordAuthenticator(user: "admin", password: "secret", for: configuration.baseURL)]
     )
 
+    let episodeURL = FileManager.default.temporaryDirectory.appendingPathComponent("episode-42.mp3")
+    let episode = Endpoint<Empty>(
+        path: "episodes/42.mp3",
+        options: RequestOptions(downloadDestination: episodeURL, resumesDownload: true)
+    )
+
     let cachesFolder = FileManager.default.temporaryDirectory
     let cachedManager = SessionManager(
         cache: HTTPCache(memoryCapacity: 20 * 1_048_576, directory: cachesFolder.appendingPathComponent("api"))
@@ -187,7 +193,7 @@ func readmeWalkthrough() async throws {
 
     _ = (
         login, tagged, upload, order, created, sessionManager, protectedManager, pinnedManager, cachedManager,
-        deviceManager
+        deviceManager, episode
     )
 }
 

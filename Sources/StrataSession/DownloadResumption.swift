@@ -1,0 +1,190 @@
+import Foundation
+import StrataCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What a download that resumes keeps beside its destination, and the claim on it.
+///
+/// A download cut short (a lost connection, a cancellation, a deadline) keeps the bytes it wrote in
+/// `.<name>.download` beside its destination, and in `.<name>.download-resume` the URL asked for
+/// and the response's validator: its `ETag` when strong, else a `Last-Modified` at least a second
+/// older than the response's `Date` (RFC 9110, 8.8.2.2). The next attempt — the retry of the same
+/// request, or a later request to the same URL and destination — asks for the rest
+/// (`Range: bytes=<kept>-`, `If-Range: <validator>`): a `206` continuing where the file stops is
+/// appended to it, a `200` (the resource changed, or the server sends whole bodies only) replaces
+/// it. A body without a validator, or in a content coding (whose bytes on the wire are not those
+/// written), is never kept.
+///
+/// One request at a time holds a destination's kept bytes: another to the same destination, in
+/// this process, meanwhile downloads as if nothing were kept, to a file of its own.
+final class DownloadResumption: Sendable {
+    /// The destination's kept bytes.
+    let partial: URL
+    private let record: URL
+    private let destination: URL
+    /// The URL the caller asked for, before any redirect: what the kept bytes are a part of.
+    private let source: String
+    private let state = Locked(Holding())
+
+    private struct Holding {
+        var holds = false
+        var writers = 0
+        var callEnded = false
+    }
+
+    /// Destinations held, by path.
+    private static let held = Locked(Set<String>())
+
+    /// The resumption of a download of `url` to `destination`; `nil` for a request that asks for a
+    /// range of its own, whose body is not the whole of anything, and for one whose method is not
+    /// `GET`, the only one ranges are defined for (RFC 9110, 14.2).
+    init?(of request: URLRequest, to destination: URL) {
+        guard let url = request.url, request.headerField("Range") == nil, (request.httpMethod ?? "GET") == "GET"
+        else { return nil }
+        let folder = destination.deletingLastPathComponent()
+        self.destination = destination.standardizedFileURL
+        partial = folder.appendingPathComponent(".\(destination.lastPathComponent).download")
+        record = folder.appendingPathComponent(".\(destination.lastPathComponent).download-resume")
+        source = url.absoluteString
+    }
+
+    /// Takes the destination for this request, unless another request of this process holds it.
+    func claim() {
+        let path = destination.path
+        let taken = Self.held.withLock { $0.insert(path).inserted }
+        state.withLock { $0.holds = taken }
+    }
+
+    /// Whether this request holds the destination's kept bytes.
+    var holds: Bool { state.withLock { $0.holds } }
+
+    /// The range to ask for: how many bytes are kept and the validator they were sent with; `nil`
+    /// when nothing is kept for this URL (what is kept for another is removed).
+    func kept() -> (length: Int64, validator: String)? {
+        guard holds else { return nil }
+        let manager = FileManager.default
+        guard let data = manager.contents(atPath: record.path),
+            let saved = try? JSONDecoder().decode(Record.self, from: data), saved.url == source,
+            let attributes = try? manager.attributesOfItem(atPath: partial.path),
+            attributes[.type] as? FileAttributeType == .typeRegular,
+            let length = (attributes[.size] as? NSNumber)?.int64Value, length > 0
+        else {
+            discard()
+            return nil
+        }
+        return (length, saved.validator)
+    }
+
+    /// Notes that `head`, the answer to be written to ``partial``, may be resumed — or that it may
+    /// not, and nothing is to be kept of it.
+    func begin(_ head: ResponseHead) {
+        guard let validator = Self.validator(of: head),
+            let data = try? JSONEncoder().encode(Record(url: source, validator: validator))
+        else {
+            try? FileManager.default.removeItem(at: record)
+            return
+        }
+        try? data.write(to: record, options: .atomic)
+    }
+
+    /// Whether what was written of `head`'s body may be kept for a later attempt.
+    static func isResumable(_ head: ResponseHead) -> Bool {
+        validator(of: head) != nil
+    }
+
+    /// Removes what is kept.
+    func discard() {
+        try? FileManager.default.removeItem(at: partial)
+        try? FileManager.default.removeItem(at: record)
+    }
+
+    /// The download's file has been moved into place: nothing is left to resume.
+    func completed() {
+        try? FileManager.default.removeItem(at: record)
+    }
+
+    /// A writer of ``partial`` starts; the destination stays held until it has ended.
+    func writerStarted() {
+        state.withLock { $0.writers += 1 }
+    }
+
+    /// A writer of ``partial`` has ended.
+    func writerEnded() {
+        release { $0.writers -= 1 }
+    }
+
+    /// The request has completed; the destination is let go once its last writer has ended.
+    func callEnded() {
+        release { $0.callEnded = true }
+    }
+
+    private func release(_ change: (inout Holding) -> Void) {
+        let releases = state.withLock { state -> Bool in
+            change(&state)
+            guard state.holds, state.callEnded, state.writers == 0 else { return false }
+            state.holds = false
+            return true
+        }
+        if releases {
+            let path = destination.path
+            Self.held.withLock { _ = $0.remove(path) }
+        }
+    }
+
+    /// The validator a range may be asked for with (RFC 9110, 13.1.5): a strong `ETag`, or a
+    /// `Last-Modified` at least a second before the response's `Date`; `nil` for a body in a content
+    /// coding, or one whose status is not `200` or `206`.
+    static func validator(of head: ResponseHead) -> String? {
+        guard head.statusCode == 200 || head.statusCode == 206 else { return nil }
+        if let coding = head.headers["Content-Encoding"], coding.lowercased() != "identity" { return nil }
+        if let tag = head.headers["ETag"]?.trimmingCharacters(in: .whitespaces), isStrongEntityTag(tag) {
+            return tag
+        }
+        guard let modified = head.headers["Last-Modified"]?.trimmingCharacters(in: .whitespaces),
+            modified.utf8.allSatisfy({ (0x20...0x7E).contains($0) }), let date = head.headers["Date"],
+            let modifiedAt = HTTPDate.parse(modified), let sentAt = HTTPDate.parse(date),
+            sentAt.timeIntervalSince(modifiedAt) >= 1
+        else { return nil }
+        return modified
+    }
+
+    /// `"…"` of visible ASCII characters (RFC 9110, 8.8.3), not `W/"…"`: one that may go in `If-Range`.
+    private static func isStrongEntityTag(_ tag: String) -> Bool {
+        let bytes = Array(tag.utf8)
+        guard bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") else {
+            return false
+        }
+        return bytes.dropFirst().dropLast().allSatisfy { $0 == 0x21 || (0x23...0x7E).contains($0) }
+    }
+
+    /// The first byte and the complete length of a `206`'s `Content-Range` (`bytes 10-99/100`, or
+    /// `/*` for a length unknown); `nil` for anything else (RFC 9110, 14.4).
+    static func contentRange(_ value: String) -> (first: Int64, last: Int64, complete: Int64?)? {
+        let value = value.trimmingCharacters(in: .whitespaces)
+        guard value.lowercased().hasPrefix("bytes ") else { return nil }
+        let range = value.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let parts = range.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let ends = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard ends.count == 2, let first = digits(ends[0]), let last = digits(ends[1]), first <= last else {
+            return nil
+        }
+        if parts[1] == "*" { return (first, last, nil) }
+        guard let complete = digits(parts[1]), last < complete else { return nil }
+        return (first, last, complete)
+    }
+
+    private static func digits(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return nil
+        }
+        return Int64(text)
+    }
+
+    private struct Record: Codable {
+        var url: String
+        var validator: String
+    }
+}
