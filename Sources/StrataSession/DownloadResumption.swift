@@ -23,6 +23,7 @@ final class DownloadResumption: Sendable {
     /// The destination's kept bytes.
     let partial: URL
     private let record: URL
+    /// The destination, its folder's links resolved: what holding it means.
     private let destination: URL
     /// The URL the caller asked for, before any redirect: what the kept bytes are a part of.
     private let source: String
@@ -44,7 +45,8 @@ final class DownloadResumption: Sendable {
         guard let url = request.url, request.headerField("Range") == nil, (request.httpMethod ?? "GET") == "GET"
         else { return nil }
         let folder = destination.deletingLastPathComponent()
-        self.destination = destination.standardizedFileURL
+        // Held by the file the kept bytes are: one folder reached through a link is the same one.
+        self.destination = folder.resolvingSymlinksInPath().appendingPathComponent(destination.lastPathComponent)
         partial = folder.appendingPathComponent(".\(destination.lastPathComponent).download")
         record = folder.appendingPathComponent(".\(destination.lastPathComponent).download-resume")
         source = url.absoluteString

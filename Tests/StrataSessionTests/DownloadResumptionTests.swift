@@ -120,6 +120,28 @@ import Testing
         elsewhere.callEnded()
     }
 
+    /// A folder reached through a link is the same folder: a destination in it is held once.
+    @Test func aDestinationReachedThroughALinkIsTheSameDestination() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let real = folder.appendingPathComponent("real")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        let link = folder.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let request = URLRequest(url: Self.url)
+        let first = try #require(DownloadResumption(of: request, to: real.appendingPathComponent("file.bin")))
+        let second = try #require(DownloadResumption(of: request, to: link.appendingPathComponent("file.bin")))
+        let dotted = try #require(
+            DownloadResumption(of: request, to: link.appendingPathComponent("../real/./file.bin")))
+        first.claim()
+        second.claim()
+        dotted.claim()
+        #expect(first.holds && !second.holds && !dotted.holds)
+        first.callEnded()
+        second.callEnded()
+        dotted.callEnded()
+    }
+
     /// Kept bytes are offered only to a request for the URL they came from, and only when they
     /// are a regular file with something in it; anything else is removed.
     @Test func keptBytesAreOfferedOnlyForTheirURL() throws {
