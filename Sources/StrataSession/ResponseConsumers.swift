@@ -134,7 +134,8 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         self.file = file
         guard try file.seekToEnd() == UInt64(kept) else { throw SessionError.unexpectedContentRange(field ?? "") }
         written = kept
-        total = range.complete ?? (head.expectedContentLength >= 0 ? kept + head.expectedContentLength : -1)
+        // Without a complete length, the range's end says at least how long the whole is.
+        total = range.complete ?? (range.last < Int64.max ? range.last + 1 : -1)
         resumption.begin(head)
     }
 

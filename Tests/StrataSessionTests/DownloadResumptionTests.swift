@@ -228,6 +228,35 @@ import Testing
         resumption?.callEnded()
     }
 
+    /// A `206` whose range ends at the largest offset there is, with no complete length, is
+    /// appended without its total overflowing.
+    @Test func aRangeToTheLargestOffsetIsCountedWithoutOverflow() async throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let request = URLRequest(url: Self.url)
+        let resumption = try #require(DownloadResumption(of: request, to: destination))
+        resumption.claim()
+        resumption.begin(head(200, ["ETag": "\"v1\""]))
+        try Data("0123".utf8).write(to: resumption.partial)
+        let outcomes = CompletionRecorder<TransportOutcome>()
+        let reported = CompletionRecorder<[Int64]>()
+        let writer = FileWriter(
+            to: destination, for: request, from: ExchangeSlot(), resuming: resumption, after: 4,
+            progress: { reported.record([$0, $1]) }, outcomes.record)
+        writer.receive(
+            head(
+                206,
+                ["Content-Range": "bytes 4-\(Int64.max)/*", "Content-Length": "\(Int64.max - 3)", "ETag": "\"v1\""]))
+        writer.receive(Data("45".utf8))
+        writer.finish(URLError(.networkConnectionLost))
+        let outcome = try #require(await outcomes.first())
+        #expect((outcome.error as? URLError)?.code == .networkConnectionLost)
+        #expect(reported.values == [[6, -1]])
+        #expect(resumption.kept()?.length == 6)
+        resumption.callEnded()
+    }
+
     /// A `206` that continues the kept bytes is appended to them, with progress counted from them
     /// against the whole length; the file goes in place and nothing else is left.
     @Test func aContinuingRangeIsAppendedToTheKeptBytes() async throws {
