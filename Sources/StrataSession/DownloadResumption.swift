@@ -152,11 +152,17 @@ final class DownloadResumption: Sendable {
         return modified
     }
 
-    /// `"…"` of visible ASCII characters (RFC 9110, 8.8.3), not `W/"…"`: one that may go in `If-Range`.
+    /// `"…"` of visible ASCII characters (RFC 9110, 8.8.3), not `W/"…"`: one that may go in
+    /// `If-Range`. A tag some servers send unquoted (httpbin's `range1000`), visible ASCII with
+    /// neither quote nor comma, is taken as it is: sent back, it is either the server's own tag or,
+    /// to a server that reads it as no strong validator, a reason to send the whole body.
     private static func isStrongEntityTag(_ tag: String) -> Bool {
         let bytes = Array(tag.utf8)
+        guard !bytes.isEmpty, !tag.hasPrefix("W/") else { return false }
         guard bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") else {
-            return false
+            return bytes.allSatisfy {
+                (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: ",")
+            }
         }
         return bytes.dropFirst().dropLast().allSatisfy { $0 == 0x21 || (0x23...0x7E).contains($0) }
     }

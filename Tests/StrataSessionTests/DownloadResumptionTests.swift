@@ -48,7 +48,11 @@ import Testing
             (200, ["ETag": "\"v1\""], "\"v1\"" as String?),
             (206, ["ETag": " \"v1\" "], "\"v1\""),
             (200, ["ETag": "W/\"v1\""], nil),  // weak
-            (200, ["ETag": "v1"], nil),  // not quoted
+            (200, ["ETag": "range1000"], "range1000"),  // unquoted, as httpbin sends it
+            (200, ["ETag": "W/range1000"], nil),
+            (200, ["ETag": "a b"], nil),
+            (200, ["ETag": "a,b"], nil),
+            (200, ["ETag": "\"v1"], nil),
             (200, ["ETag": "\"v\u{1}1\""], nil),  // a control character
             (200, ["ETag": "\"v\"1\""], nil),  // a quote inside
             (200, ["ETag": "\"v1\"", "Content-Encoding": "gzip"], nil),  // bytes on the wire are not those written
