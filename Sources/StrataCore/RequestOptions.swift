@@ -55,8 +55,8 @@ public struct RequestOptions: Sendable {
     /// the rest with `Range` and `If-Range`. A `206` that continues the kept bytes is appended to
     /// them (it counts as success whatever ``acceptableStatusCodes`` says); a `200` — the resource
     /// changed, or the server sends whole bodies only — replaces them. A body without such a
-    /// validator, or in a content coding, is not kept; a `416` or a `206` for another range
-    /// removes what was kept. A request with a `Range` of its own, or whose method is not `GET`,
+    /// validator, or in a content coding, is not kept; a `206` for another range removes what
+    /// was kept, and so does a `416`, after which the whole body is asked for at once. A request with a `Range` of its own, or whose method is not `GET`,
     /// does not resume. One request at a time resumes a destination: another, meanwhile, downloads
     /// the whole body to a file of its own. Over `URLSessionTransport` such a download goes through
     /// a data task, whose parts Strata writes.

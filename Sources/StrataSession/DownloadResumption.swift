@@ -14,7 +14,8 @@ import StrataCore
 /// request, or a later request to the same URL and destination — asks for the rest
 /// (`Range: bytes=<kept>-`, `If-Range: <validator>`): a `206` continuing where the file stops is
 /// appended to it, a `200` (the resource changed, or the server sends whole bodies only) replaces
-/// it. A body without a validator, or in a content coding (whose bytes on the wire are not those
+/// it, a `416` (kept bytes past the end) removes them and the request asks for the whole body. A
+/// body without a validator, or in a content coding (whose bytes on the wire are not those
 /// written), is never kept.
 ///
 /// One request at a time holds a destination's kept bytes: another to the same destination, in

@@ -381,7 +381,8 @@ final class RequestExecution: Sendable {
             uploadProgress?.end()
             downloadProgress?.end()
             if kept != nil, outcome.statusCode == 416 {
-                // The range asked for is not there: what was kept is no part of what the server has.
+                // The range asked for is not there: what was kept is no part of what the server has,
+                // and the request goes again for the whole body (see `arrived`).
                 resumption?.discard()
             }
             // Judged once, here: whether it failed decides both the queue and, later, the retriers.
@@ -549,6 +550,12 @@ final class RequestExecution: Sendable {
     /// An exchange's outcome for `request`, and why it failed if it did: a redirect to follow, or
     /// the attempt's outcome.
     private func arrived(_ outcome: TransportOutcome, failure: (any Error)?, for request: URLRequest, hop: Hop) {
+        if outcome.statusCode == 416, resumption?.holds == true, request.headerField("Range") != nil {
+            // The kept bytes reach past what the server has (they were removed as the answer came):
+            // the same request again, for the whole body.
+            guard let step = nextStep() else { return }
+            return adapt(hop, step: step)
+        }
         guard isRedirect(outcome), outcome.headerValue("Location") != nil,
             let response = outcome.response as? HTTPURLResponse, let decide = redirectPolicy.decide
         else { return finish(outcome, failure: failure) }
