@@ -80,21 +80,18 @@ final class DownloadResumption: Sendable {
         return (length, saved.validator)
     }
 
-    /// Notes that `head`, the answer to be written to ``partial``, may be resumed — or that it may
-    /// not, and nothing is to be kept of it.
-    func begin(_ head: ResponseHead) {
+    /// Notes that `head`, the answer to be written to ``partial``, may be resumed, and returns
+    /// `true` — or that it may not, and nothing is to be kept of it.
+    @discardableResult
+    func begin(_ head: ResponseHead) -> Bool {
         guard let validator = Self.validator(of: head),
             let data = try? JSONEncoder().encode(Record(url: source, validator: validator))
         else {
             try? FileManager.default.removeItem(at: record)
-            return
+            return false
         }
         try? data.write(to: record, options: .atomic)
-    }
-
-    /// Whether what was written of `head`'s body may be kept for a later attempt.
-    static func isResumable(_ head: ResponseHead) -> Bool {
-        validator(of: head) != nil
+        return true
     }
 
     /// Removes what is kept.
@@ -145,8 +142,9 @@ final class DownloadResumption: Sendable {
         if let tag = head.headers["ETag"]?.trimmingCharacters(in: .whitespaces), isStrongEntityTag(tag) {
             return tag
         }
+        // Sent back in `If-Range`: it must pass the check every header sent passes.
         guard let modified = head.headers["Last-Modified"]?.trimmingCharacters(in: .whitespaces),
-            modified.utf8.allSatisfy({ (0x20...0x7E).contains($0) }), let date = head.headers["Date"],
+            HTTPGrammar.isFieldValue(modified), let date = head.headers["Date"],
             let modifiedAt = HTTPDate.parse(modified), let sentAt = HTTPDate.parse(date),
             sentAt.timeIntervalSince(modifiedAt) >= 1
         else { return nil }

@@ -73,6 +73,8 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
     private var written: Int64 = 0
     private var received: Int64 = 0
     private var total: Int64 = -1
+    /// Whether what is written may be kept for a later attempt (see ``DownloadResumption/begin(_:)``).
+    private var resumable = false
     private var failure: (any Error)?
 
     /// A writer of the body to `destination`; with `resumption`, which this request holds, into
@@ -118,14 +120,14 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
     private func open(_ resumption: DownloadResumption, for head: ResponseHead) throws {
         guard head.statusCode == 206 else {
             try create(resumption.partial)
-            resumption.begin(head)
+            resumable = resumption.begin(head)
             return
         }
         let field = head.headers["Content-Range"]
         // The range continues the kept bytes, and the body is as long as the range says.
         guard kept > 0, let range = field.flatMap(DownloadResumption.contentRange), range.first == kept,
             head.expectedContentLength < 0 || head.expectedContentLength == range.last - range.first + 1,
-            DownloadResumption.isResumable(head)
+            resumption.begin(head)
         else {
             throw SessionError.unexpectedContentRange(field ?? "")
         }
@@ -136,7 +138,7 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         written = kept
         // Without a complete length, the range's end says at least how long the whole is.
         total = range.complete ?? (range.last < Int64.max ? range.last + 1 : -1)
-        resumption.begin(head)
+        resumable = true
     }
 
     /// Makes `partial` an empty file, open for writing.
@@ -203,7 +205,7 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         let partial = self.partial
         self.partial = nil
         if let resumption {
-            if keepingWhatResumes, partial != nil, written > 0, let head, DownloadResumption.isResumable(head) {
+            if keepingWhatResumes, partial != nil, written > 0, resumable {
                 return
             }
             resumption.discard()

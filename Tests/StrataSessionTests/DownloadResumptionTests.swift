@@ -53,6 +53,13 @@ import Testing
             (200, ["ETag": "a b"], nil),
             (200, ["ETag": "a,b"], nil),
             (200, ["ETag": "\"v1"], nil),
+            (200, ["ETag": "\"v\u{0}1\""], nil),  // NUL
+            (200, ["ETag": "v\u{0}1"], nil),
+            (200, ["ETag": "\"v\u{7F}1\""], nil),  // DEL
+            (
+                200, ["Last-Modified": "Tue, 01 Dec 2026 10:00:00 GMT\u{7F}", "Date": "Tue, 01 Dec 2026 11:00:00 GMT"],
+                nil
+            ),
             (200, ["ETag": "\"v\u{1}1\""], nil),  // a control character
             (200, ["ETag": "\"v\"1\""], nil),  // a quote inside
             (200, ["ETag": "\"v1\"", "Content-Encoding": "gzip"], nil),  // bytes on the wire are not those written
