@@ -4,7 +4,8 @@
 ///
 /// The completion runs exactly once: with the first value passed to ``complete(_:)``, or with the
 /// cancelled value when ``cancel()`` comes first. Cancelling also cancels the operation attached
-/// with ``attach(_:)`` — the request of the layer below — even when it is attached afterwards.
+/// with ``attach(_:)`` — the request of the layer below — even when it is attached afterwards, and
+/// before the completion runs.
 /// Made without a cancelled value, cancelling only cancels the operation, whose own completion
 /// then comes through ``complete(_:)``.
 ///
@@ -80,8 +81,8 @@ public final class CancellableCompletion<Value: Sendable>:
         lock.value
     }
 
-    /// Completes with the cancelled value, if there is one, unless already completed; then cancels
-    /// the attached operation. Idempotent and thread-safe.
+    /// Cancels the attached operation, then completes with the cancelled value, if there is one,
+    /// unless already completed. Idempotent and thread-safe.
     public func cancel() {
         var completion: (@Sendable (Value) -> Void)?
         var operation: (any NetworkCancellable)?
@@ -94,9 +95,11 @@ public final class CancellableCompletion<Value: Sendable>:
             completion = self.completion
             self.completion = nil
         }
+        // The layer below is stopped before the caller hears of it: a completion that starts the
+        // request again (as one resuming a download does) finds the cancelled one's hold let go.
+        operation?.cancel()
         if let completion, let completeCancelled {
             completeCancelled(completion)
         }
-        operation?.cancel()
     }
 }

@@ -32,6 +32,30 @@ import Testing
         #expect(operation.isCancelled)
     }
 
+    /// The layer below is stopped before the completion runs, and what it completes with as it
+    /// stops (its own cancellation, coming back up) is not a second completion.
+    @Test func theOperationIsCancelledBeforeTheCompletionRuns() {
+        let (calls, completion) = Self.recorder()
+        let operationCancelled = Locked(false)
+        let call = CancellableCompletion(cancelledWith: "cancelled") { value in
+            completion("\(value), the operation cancelled: \(operationCancelled.value)")
+        }
+        call.attach(
+            Stopping { [call] in
+                operationCancelled.withLock { $0 = true }
+                #expect(!call.complete("stopped"))
+            })
+        call.cancel()
+        #expect(calls.value == ["cancelled, the operation cancelled: true"])
+    }
+
+    /// An operation that runs `onCancel` when cancelled.
+    private struct Stopping: NetworkCancellable {
+        let onCancel: @Sendable () -> Void
+        var isCancelled: Bool { false }
+        func cancel() { onCancel() }
+    }
+
     @Test func anOperationAttachedAfterCancellationIsCancelledAtOnce() {
         let (calls, completion) = Self.recorder()
         let call = CancellableCompletion(cancelledWith: "cancelled", completion)
