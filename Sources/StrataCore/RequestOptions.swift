@@ -57,9 +57,11 @@ public struct RequestOptions: Sendable {
     /// changed, or the server sends whole bodies only — replaces them. A body without such a
     /// validator, or in a content coding, is not kept; a `206` for another range removes what
     /// was kept, and so does a `416`, after which the whole body is asked for at once. A request with a `Range` of its own, or whose method is not `GET`,
-    /// does not resume. One request at a time resumes a destination: another, meanwhile, downloads
-    /// the whole body to a file of its own. Over `URLSessionTransport` such a download goes through
-    /// a data task, whose parts Strata writes.
+    /// does not resume. One request at a time resumes a destination: another, while that one is
+    /// under way, downloads the whole body to a file of its own; one started after it completed —
+    /// from a cancelled download's completion, say — waits for its writer to end, then resumes.
+    /// Over `URLSessionTransport` such a download goes through a data task, whose parts Strata
+    /// writes.
     public var resumesDownload: Bool
     /// Names of headers that belong to the request's origin rather than to the request — those of a
     /// configuration shared by every request to one API. A redirect to another origin removes them,

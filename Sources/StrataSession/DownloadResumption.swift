@@ -19,7 +19,10 @@ import StrataCore
 /// written), is never kept.
 ///
 /// One request at a time holds a destination's kept bytes: another to the same destination, in
-/// this process, meanwhile downloads as if nothing were kept, to a file of its own.
+/// this process, meanwhile downloads as if nothing were kept, to a file of its own. A request that
+/// has completed holds them only until its writer has ended (a moment after a cancellation), and a
+/// request started meanwhile — as one is from the cancelled download's completion, to resume it —
+/// waits for that writer and then continues what it kept.
 final class DownloadResumption: Sendable {
     /// The destination's kept bytes.
     let partial: URL
@@ -36,8 +39,28 @@ final class DownloadResumption: Sendable {
         var callEnded = false
     }
 
+    /// Who holds a destination, and the requests waiting for it.
+    private struct Holder {
+        /// The request holding it.
+        var owner: ObjectIdentifier
+        /// Whether that request has completed, only its writer still ending.
+        var callEnded = false
+        /// The requests waiting for it, in turn: each takes it when the one before lets it go.
+        var waiting: [Waiter] = []
+    }
+
+    /// A request waiting for a destination, and what it does once it has it or has given up.
+    private struct Waiter {
+        let resumption: DownloadResumption
+        let proceed: @Sendable () -> Void
+    }
+
     /// Destinations held, by path.
-    private static let held = Locked(Set<String>())
+    private static let held = Locked([String: Holder]())
+
+    /// How long a request waits for the writer of a completed one to end before it downloads as if
+    /// nothing were kept: a writer ends milliseconds after its request was cancelled.
+    static let waitLimit: TimeInterval = 2
 
     /// The resumption of a download of `url` to `destination`; `nil` for a request that asks for a
     /// range of its own, whose body is not the whole of anything, and for one whose method is not
@@ -53,11 +76,36 @@ final class DownloadResumption: Sendable {
         source = url.absoluteString
     }
 
-    /// Takes the destination for this request, unless another request of this process holds it.
-    func claim() {
+    /// Takes the destination for this request, then runs `proceed`: at once when no other request
+    /// of this process holds it, or when one under way does (this one then holds nothing, and
+    /// downloads whole); when the one holding it has completed and only its writer is ending, once
+    /// that writer has ended (or, holding nothing, after ``waitLimit``), on a thread of Strata's.
+    func claim(then proceed: @escaping @Sendable () -> Void) {
         let path = destination.path
-        let taken = Self.held.withLock { $0.insert(path).inserted }
-        state.withLock { $0.holds = taken }
+        let owner = ObjectIdentifier(self)
+        let waits = Self.held.withLock { held -> Bool in
+            guard var holder = held[path] else {
+                held[path] = Holder(owner: owner)
+                state.withLock { $0.holds = true }
+                return false
+            }
+            guard holder.callEnded else { return false }
+            holder.waiting.append(Waiter(resumption: self, proceed: proceed))
+            held[path] = holder
+            return true
+        }
+        guard waits else { return proceed() }
+        StrataQueue.async(after: Self.waitLimit) { [self] in
+            // Still waiting: the writer has not ended; go on without the kept bytes.
+            let gaveUp = Self.held.withLock { held -> Bool in
+                guard let index = held[path]?.waiting.firstIndex(where: { $0.resumption === self }) else {
+                    return false
+                }
+                held[path]?.waiting.remove(at: index)
+                return true
+            }
+            if gaveUp { proceed() }
+        }
     }
 
     /// Whether this request holds the destination's kept bytes.
@@ -120,17 +168,37 @@ final class DownloadResumption: Sendable {
         release { $0.callEnded = true }
     }
 
+    /// Changes the holding as `change` says, and lets the destination go — to the first request
+    /// waiting for it, if any — once this request has completed and its last writer has ended.
     private func release(_ change: (inout Holding) -> Void) {
-        let releases = state.withLock { state -> Bool in
+        let (releases, ended) = state.withLock { state -> (Bool, Bool) in
             change(&state)
-            guard state.holds, state.callEnded, state.writers == 0 else { return false }
+            guard state.holds, state.callEnded else { return (false, false) }
+            guard state.writers == 0 else { return (false, true) }
             state.holds = false
-            return true
+            return (true, true)
         }
-        if releases {
-            let path = destination.path
-            Self.held.withLock { _ = $0.remove(path) }
+        guard ended else { return }
+        let path = destination.path
+        let owner = ObjectIdentifier(self)
+        let next = Self.held.withLock { held -> Waiter? in
+            guard var holder = held[path], holder.owner == owner else { return nil }
+            guard releases else {
+                holder.callEnded = true
+                held[path] = holder
+                return nil
+            }
+            guard !holder.waiting.isEmpty else {
+                held[path] = nil
+                return nil
+            }
+            let next = holder.waiting.removeFirst()
+            held[path] = Holder(owner: ObjectIdentifier(next.resumption), waiting: holder.waiting)
+            return next
         }
+        guard let next else { return }
+        next.resumption.release { $0.holds = true }
+        StrataQueue.async(next.proceed)
     }
 
     /// The validator a range may be asked for with (RFC 9110, 13.1.5): a strong `ETag`, or a

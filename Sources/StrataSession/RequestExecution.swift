@@ -188,14 +188,17 @@ final class RequestExecution: Sendable {
 
     func start() {
         core.underWay.add(call, as: number)
-        resumption?.claim()
         record?.created()
-        // Cancelling completes the call, then ends the attempt under way. The call holds the execution
+        // Cancelling ends the attempt under way, then completes the call. The call holds the execution
         // only weakly: it completes even when an adapter or retrier has dropped its callback (and the
         // execution with it), and no cycle outlives the request.
         call.attach(EndsAttempt(self))
-        guard let refusal else { return attempt() }
-        call.complete(TransportOutcome(error: refusal))
+        if let refusal {
+            call.complete(TransportOutcome(error: refusal))
+            return
+        }
+        guard let resumption else { return attempt() }
+        resumption.claim { [self] in attempt() }
     }
 
     // MARK: - Attempts and steps

@@ -93,9 +93,11 @@ import Testing
     }
 
     /// One request at a time holds a destination; it lets it go once it has completed and its
-    /// last writer has ended, in either order.
+    /// last writer has ended, in either order. Another request meanwhile goes on at once, holding
+    /// nothing, while the holder is under way, and waits for the holder's writer once the holder has
+    /// completed — a download cancelled a moment ago — then holds the destination.
     @Test(arguments: [false, true])
-    func aDestinationIsHeldByOneRequestUntilItAndItsWriterHaveEnded(writerEndsFirst: Bool) throws {
+    func aDestinationIsHeldByOneRequestUntilItAndItsWriterHaveEnded(writerEndsFirst: Bool) async throws {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("file.bin")
@@ -103,34 +105,87 @@ import Testing
         let first = try #require(DownloadResumption(of: request, to: destination))
         let second = try #require(DownloadResumption(of: request, to: destination))
         let elsewhere = try #require(DownloadResumption(of: request, to: folder.appendingPathComponent("other.bin")))
-        first.claim()
-        second.claim()
-        elsewhere.claim()
+        #expect(first.claim() && second.claim() && elsewhere.claim())
         #expect(first.holds && !second.holds && elsewhere.holds)
         first.writerStarted()
         if writerEndsFirst {
             first.writerEnded()
-            second.claim()
+            #expect(second.claim())
             #expect(!second.holds)
             first.callEnded()
+            #expect(!first.holds)
+            #expect(second.claim())
         } else {
             first.callEnded()
-            second.claim()
+            let proceeded = CompletionRecorder<Bool>()
+            second.claim { proceeded.record(true) }
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(proceeded.callCount == 0)
             #expect(!second.holds)
             first.writerEnded()
+            #expect(!first.holds)
+            #expect(await proceeded.first(timeout: 1) == true)
         }
-        #expect(!first.holds)
-        second.claim()
         #expect(second.holds)
         // One that never held the destination lets nothing go.
         let third = try #require(DownloadResumption(of: request, to: destination))
-        third.claim()
+        #expect(third.claim())
         third.callEnded()
         #expect(second.holds)
         second.callEnded()
         elsewhere.callEnded()
     }
 
+    /// A request waiting for a completed download's writer that does not end goes on without the
+    /// kept bytes after ``DownloadResumption/waitLimit``; the writer's end then lets the destination go.
+    @Test func aWriterThatDoesNotEndIsWaitedForAWhileOnly() async throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let request = URLRequest(url: Self.url)
+        let first = try #require(DownloadResumption(of: request, to: destination))
+        let second = try #require(DownloadResumption(of: request, to: destination))
+        #expect(first.claim())
+        first.writerStarted()
+        first.callEnded()
+        let proceeded = CompletionRecorder<Bool>()
+        let started = ContinuousClock.now
+        second.claim { proceeded.record(second.holds) }
+        #expect(await proceeded.first(timeout: DownloadResumption.waitLimit + 2) == false)
+        #expect(ContinuousClock.now - started >= .seconds(DownloadResumption.waitLimit))
+        first.writerEnded()
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(proceeded.callCount == 1)
+        let third = try #require(DownloadResumption(of: request, to: destination))
+        #expect(third.claim() && third.holds)
+        third.callEnded()
+        second.callEnded()
+    }
+
+    /// Requests waiting for a destination take it in turn; one that completed while it waited (a
+    /// cancellation) passes it on at once, and goes on, holding nothing for long.
+    @Test func waitingRequestsTakeTheDestinationInTurn() async throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let request = URLRequest(url: Self.url)
+        let first = try #require(DownloadResumption(of: request, to: destination))
+        let second = try #require(DownloadResumption(of: request, to: destination))
+        let third = try #require(DownloadResumption(of: request, to: destination))
+        #expect(first.claim())
+        first.writerStarted()
+        first.callEnded()
+        let proceeded = CompletionRecorder<String>()
+        second.claim { proceeded.record("second") }
+        third.claim { proceeded.record("third \(third.holds)") }
+        second.callEnded()
+        first.writerEnded()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(Set(proceeded.values) == ["second", "third true"])
+        #expect(!second.holds && third.holds)
+        third.callEnded()
+        #expect(!third.holds)
+    }
     /// A folder reached through a link is the same folder: a destination in it is held once.
     @Test func aDestinationReachedThroughALinkIsTheSameDestination() throws {
         let folder = try folder()
@@ -295,5 +350,15 @@ import Testing
         #expect(reported.values == [[7, 10], [10, 10]])
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["file.bin"])
         resumption.callEnded()
+    }
+}
+
+extension DownloadResumption {
+    /// Claims the destination as a request does; whether the request went on at once.
+    @discardableResult
+    fileprivate func claim() -> Bool {
+        let proceeded = Locked(false)
+        claim { proceeded.withLock { $0 = true } }
+        return proceeded.withLock { $0 }
     }
 }
