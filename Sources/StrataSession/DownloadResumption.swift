@@ -79,8 +79,9 @@ final class DownloadResumption: Sendable {
     /// Takes the destination for this request, then runs `proceed`: at once when no other request
     /// of this process holds it, or when one under way does (this one then holds nothing, and
     /// downloads whole); when the one holding it has completed and only its writer is ending, once
-    /// that writer has ended (or, holding nothing, after ``waitLimit``), on a thread of Strata's.
-    func claim(then proceed: @escaping @Sendable () -> Void) {
+    /// that writer has ended — or, holding nothing, after `limit` seconds (at most ``waitLimit``)
+    /// — on a thread of Strata's.
+    func claim(waitingAtMost limit: TimeInterval = waitLimit, then proceed: @escaping @Sendable () -> Void) {
         let path = destination.path
         let owner = ObjectIdentifier(self)
         let waits = Self.held.withLock { held -> Bool in
@@ -95,7 +96,7 @@ final class DownloadResumption: Sendable {
             return true
         }
         guard waits else { return proceed() }
-        StrataQueue.async(after: Self.waitLimit) { [self] in
+        StrataQueue.async(after: min(limit, Self.waitLimit)) { [self] in
             // Still waiting: the writer has not ended; go on without the kept bytes.
             let gaveUp = Self.held.withLock { held -> Bool in
                 guard let index = held[path]?.waiting.firstIndex(where: { $0.resumption === self }) else {

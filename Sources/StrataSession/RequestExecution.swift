@@ -198,7 +198,9 @@ final class RequestExecution: Sendable {
             return
         }
         guard let resumption else { return attempt() }
-        resumption.claim { [self] in attempt() }
+        // A wait for a cancelled download's writer is bounded by half the request's timeout too, so
+        // that a short one is not held far past its deadline (whose attempt starts after the wait).
+        resumption.claim(waitingAtMost: original.timeoutInterval / 2) { [self] in attempt() }
     }
 
     // MARK: - Attempts and steps
