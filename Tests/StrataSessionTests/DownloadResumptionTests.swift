@@ -140,15 +140,9 @@ import Testing
     /// kept bytes after the time it may wait (at most ``DownloadResumption/waitLimit``); the
     /// writer's end then lets the destination go.
     @Test func aWriterThatDoesNotEndIsWaitedForAWhileOnly() async throws {
-        let folder = try folder()
+        let (folder, first, others) = try heldByACompletedDownload(others: 2)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let destination = folder.appendingPathComponent("file.bin")
-        let request = URLRequest(url: Self.url)
-        let first = try #require(DownloadResumption(of: request, to: destination))
-        let second = try #require(DownloadResumption(of: request, to: destination))
-        #expect(first.claim())
-        first.writerStarted()
-        first.callEnded()
+        let (second, third) = (others[0], others[1])
         let proceeded = CompletionRecorder<Bool>()
         let started = ContinuousClock.now
         second.claim(waitingAtMost: 0.2) { proceeded.record(second.holds) }
@@ -157,7 +151,6 @@ import Testing
         first.writerEnded()
         try await Task.sleep(for: .milliseconds(50))
         #expect(proceeded.callCount == 1)
-        let third = try #require(DownloadResumption(of: request, to: destination))
         #expect(third.claim() && third.holds)
         third.callEnded()
         second.callEnded()
@@ -166,16 +159,9 @@ import Testing
     /// Requests waiting for a destination take it in turn; one that completed while it waited (a
     /// cancellation) passes it on at once, and goes on, holding nothing for long.
     @Test func waitingRequestsTakeTheDestinationInTurn() async throws {
-        let folder = try folder()
+        let (folder, first, others) = try heldByACompletedDownload(others: 2)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let destination = folder.appendingPathComponent("file.bin")
-        let request = URLRequest(url: Self.url)
-        let first = try #require(DownloadResumption(of: request, to: destination))
-        let second = try #require(DownloadResumption(of: request, to: destination))
-        let third = try #require(DownloadResumption(of: request, to: destination))
-        #expect(first.claim())
-        first.writerStarted()
-        first.callEnded()
+        let (second, third) = (others[0], others[1])
         let proceeded = CompletionRecorder<String>()
         second.claim { proceeded.record("second") }
         third.claim { proceeded.record("third \(third.holds)") }
@@ -187,6 +173,24 @@ import Testing
         third.callEnded()
         #expect(!third.holds)
     }
+    /// A destination in a new folder held by a request that has completed while its writer has
+    /// not ended (a download cancelled a moment ago), and `others` requests for it not yet claiming.
+    private func heldByACompletedDownload(
+        others: Int
+    ) throws -> (
+        folder: URL, holder: DownloadResumption, others: [DownloadResumption]
+    ) {
+        let folder = try folder()
+        let destination = folder.appendingPathComponent("file.bin")
+        let request = URLRequest(url: Self.url)
+        let holder = try #require(DownloadResumption(of: request, to: destination))
+        #expect(holder.claim())
+        holder.writerStarted()
+        holder.callEnded()
+        let rest = try (0..<others).map { _ in try #require(DownloadResumption(of: request, to: destination)) }
+        return (folder, holder, rest)
+    }
+
     /// A folder reached through a link is the same folder: a destination in it is held once.
     @Test func aDestinationReachedThroughALinkIsTheSameDestination() throws {
         let folder = try folder()
