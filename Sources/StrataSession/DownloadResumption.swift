@@ -42,7 +42,7 @@ final class DownloadResumption: Sendable {
     /// Who holds a destination, and the requests waiting for it.
     private struct Holder {
         /// The request holding it.
-        var owner: ObjectIdentifier
+        var owner: DownloadResumption
         /// Whether that request has completed, only its writer still ending.
         var callEnded = false
         /// The requests waiting for it, in turn: each takes it when the one before lets it go.
@@ -83,10 +83,9 @@ final class DownloadResumption: Sendable {
     /// — on a thread of Strata's.
     func claim(waitingAtMost limit: TimeInterval = waitLimit, then proceed: @escaping @Sendable () -> Void) {
         let path = destination.path
-        let owner = ObjectIdentifier(self)
         let waits = Self.held.withLock { held -> Bool in
             guard var holder = held[path] else {
-                held[path] = Holder(owner: owner)
+                held[path] = Holder(owner: self)
                 state.withLock { $0.holds = true }
                 return false
             }
@@ -181,9 +180,8 @@ final class DownloadResumption: Sendable {
         }
         guard ended else { return }
         let path = destination.path
-        let owner = ObjectIdentifier(self)
         let next = Self.held.withLock { held -> Waiter? in
-            guard var holder = held[path], holder.owner == owner else { return nil }
+            guard var holder = held[path], holder.owner === self else { return nil }
             guard releases else {
                 holder.callEnded = true
                 held[path] = holder
@@ -194,7 +192,7 @@ final class DownloadResumption: Sendable {
                 return nil
             }
             let next = holder.waiting.removeFirst()
-            held[path] = Holder(owner: ObjectIdentifier(next.resumption), waiting: holder.waiting)
+            held[path] = Holder(owner: next.resumption, waiting: holder.waiting)
             return next
         }
         guard let next else { return }

@@ -119,12 +119,13 @@ import Testing
             first.callEnded()
             let proceeded = CompletionRecorder<Bool>()
             second.claim { proceeded.record(true) }
-            try await Task.sleep(for: .milliseconds(50))
+            // Waiting: it goes on only when the writer ends (or after the wait limit, seconds away).
             #expect(proceeded.callCount == 0)
             #expect(!second.holds)
             first.writerEnded()
             #expect(!first.holds)
-            #expect(await proceeded.first(timeout: 1) == true)
+            #expect(second.holds)
+            #expect(await proceeded.first(timeout: 10) == true)
         }
         #expect(second.holds)
         // One that never held the destination lets nothing go.
@@ -146,7 +147,7 @@ import Testing
         let proceeded = CompletionRecorder<Bool>()
         let started = ContinuousClock.now
         second.claim(waitingAtMost: 0.2) { proceeded.record(second.holds) }
-        #expect(await proceeded.first(timeout: DownloadResumption.waitLimit) == false)
+        #expect(await proceeded.first(timeout: 10) == false)
         #expect(ContinuousClock.now - started >= .milliseconds(200))
         first.writerEnded()
         try await Task.sleep(for: .milliseconds(50))
@@ -167,7 +168,7 @@ import Testing
         third.claim { proceeded.record("third \(third.holds)") }
         second.callEnded()
         first.writerEnded()
-        try await Task.sleep(for: .milliseconds(100))
+        for _ in 0..<1_000 where proceeded.callCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(Set(proceeded.values) == ["second", "third true"])
         #expect(!second.holds && third.holds)
         third.callEnded()
