@@ -43,8 +43,6 @@ final class DownloadResumption: Sendable {
     private struct Holder {
         /// The request holding it.
         var owner: DownloadResumption
-        /// Whether that request has completed, only its writer still ending.
-        var callEnded = false
         /// The requests waiting for it, in turn: each takes it when the one before lets it go.
         var waiting: [Waiter] = []
     }
@@ -89,7 +87,8 @@ final class DownloadResumption: Sendable {
                 state.withLock { $0.holds = true }
                 return false
             }
-            guard holder.callEnded else { return false }
+            // Read under the owner's lock: it lets go under this one, after it has completed.
+            guard holder.owner.state.withLock({ $0.callEnded }) else { return false }
             holder.waiting.append(Waiter(resumption: self, proceed: proceed))
             held[path] = holder
             return true
@@ -171,22 +170,16 @@ final class DownloadResumption: Sendable {
     /// Changes the holding as `change` says, and lets the destination go — to the first request
     /// waiting for it, if any — once this request has completed and its last writer has ended.
     private func release(_ change: (inout Holding) -> Void) {
-        let (releases, ended) = state.withLock { state -> (Bool, Bool) in
+        let releases = state.withLock { state -> Bool in
             change(&state)
-            guard state.holds, state.callEnded else { return (false, false) }
-            guard state.writers == 0 else { return (false, true) }
+            guard state.holds, state.callEnded, state.writers == 0 else { return false }
             state.holds = false
-            return (true, true)
+            return true
         }
-        guard ended else { return }
+        guard releases else { return }
         let path = destination.path
         let next = Self.held.withLock { held -> Waiter? in
             guard var holder = held[path], holder.owner === self else { return nil }
-            guard releases else {
-                holder.callEnded = true
-                held[path] = holder
-                return nil
-            }
             guard !holder.waiting.isEmpty else {
                 held[path] = nil
                 return nil
