@@ -53,6 +53,7 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     /// The parts queued: each counts `partOverhead` bytes against `bufferLimit` besides its own.
     private var queuedParts = 0
     private let bufferLimit: Int
+    private let joinsSmallParts: Bool
     // Dropped once the end is delivered: a receiver usually holds its exchange, and the transport
     // is held by `stop`, so keeping them would keep both alive for as long as anyone holds this.
     private var receiver: (any ResponseReceiver)?
@@ -63,6 +64,11 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     /// queue and its bookkeeping (a `Data` of a few bytes holds them inline).
     package static let partOverhead = 64
 
+    /// A relay joining small parts joins those under this many bytes, up to ``joinedPartLimit``
+    /// bytes; larger ones are handed on as they came, uncopied.
+    package static let smallPart = 4_096
+    package static let joinedPartLimit = 65_536
+
     /// A relay to `receiver`; `stop` is called once when the exchange is cancelled before its end,
     /// to stop the network side; `onTaken` after the receiver took a part, with the bytes still
     /// queued, outside any lock.
@@ -72,12 +78,21 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     /// that a server sending a byte at a time cannot queue millions of parts), the exchange ends with ``/StrataCore/StreamError/consumerFellBehind(limit:)``
     /// after the parts queued, and `stop` is called, so that memory stays bounded whatever the
     /// server sends.
+    ///
+    /// A transport that reads ahead of its consumer and gets the body in whatever pieces the
+    /// server wrote it (one-byte chunks, a trickle of tiny writes) passes `joiningSmallParts`: the
+    /// parts under ``smallPart`` bytes queued one behind the other then go on as one, up to
+    /// ``joinedPartLimit`` bytes, when the receiver asks for the next — otherwise each would cost
+    /// the receiver a hand-over, a decoding step and a demand. Parts queue only while the receiver
+    /// is behind, so one that keeps up still gets each part as it came. A test double that plays
+    /// its parts leaves them apart, as scripted.
     public init(
-        to receiver: any ResponseReceiver, bufferLimit: Int? = nil, onTaken: (@Sendable (Int) -> Void)? = nil,
-        stop: (@Sendable () -> Void)? = nil
+        to receiver: any ResponseReceiver, bufferLimit: Int? = nil, joiningSmallParts: Bool = false,
+        onTaken: (@Sendable (Int) -> Void)? = nil, stop: (@Sendable () -> Void)? = nil
     ) {
         self.receiver = receiver
         self.bufferLimit = bufferLimit ?? .max
+        self.joinsSmallParts = joiningSmallParts
         self.onTaken = onTaken
         self.stop = stop
     }
@@ -251,6 +266,9 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
             demanded = false
             buffered -= data.count
             queuedParts -= 1
+            if joinsSmallParts, data.count < Self.smallPart, first + 1 < items.count, case .part? = items[first + 1] {
+                return .part(joiningQueuedParts(after: data))
+            }
         case .file:
             guard demanded else { return nil }
         case .end:
@@ -259,6 +277,32 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
         }
         items[first] = nil
         first += 1
+        compact()
+        return item
+    }
+
+    /// `part` and the small parts (under ``smallPart`` bytes each) queued right behind it as one,
+    /// up to ``joinedPartLimit`` bytes, taken off the queue; called with the lock held, `part`
+    /// taken and counted off already.
+    private func joiningQueuedParts(after part: Data) -> Data {
+        var joined = part
+        items[first] = nil
+        first += 1
+        while first < items.count, case .part(let next)? = items[first], next.count < Self.smallPart,
+            joined.count + next.count <= Self.joinedPartLimit
+        {
+            joined.append(next)
+            buffered -= next.count
+            queuedParts -= 1
+            items[first] = nil
+            first += 1
+        }
+        compact()
+        return joined
+    }
+
+    /// Drops the slots of the items taken, once all are, or once they are most of the queue.
+    private func compact() {
         if first == items.count || closed {
             items.removeAll(keepingCapacity: !closed)
             first = 0
@@ -266,7 +310,6 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
             items.removeFirst(first)
             first = 0
         }
-        return item
     }
 }
 

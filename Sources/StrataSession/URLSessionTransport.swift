@@ -228,9 +228,10 @@ public final class URLSessionTransport: Transport {
             task = self.task(for: request, attempt)
         }
         let current = CurrentTask(task)
-        // A data task cannot be held back: what a consumer leaves is kept up to the attempt's limit.
+        // A data task cannot be held back: what a consumer leaves is kept up to the attempt's limit,
+        // and libcurl hands on each chunk of a chunked body as a part of its own, however small.
         let relay = ResponseRelay(
-            to: receiver, bufferLimit: attempt.bufferLimit,
+            to: receiver, bufferLimit: attempt.bufferLimit, joiningSmallParts: true,
             onTaken: { [delegate] stillBuffered in
                 delegate.consumerTook(current.task, stillBuffered: stillBuffered)
             },

@@ -219,6 +219,55 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
         #expect(recorder.endCount == 1)
     }
 
+    @Test func aRelayJoiningSmallPartsHandsOnThoseQueuedTogetherAsOneAndLargeOnesAsTheyCame() {
+        let recorder = StreamRecorder(demandsAtOnce: false)
+        let relay = ResponseRelay(to: recorder, joiningSmallParts: true)
+        recorder.exchange = relay
+        relay.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
+        // A receiver that keeps up gets each part as it came.
+        for piece in ["a", "b"] {
+            relay.push(Data(piece.utf8))
+            relay.demand()
+        }
+        #expect(recorder.events == [.head(200), .part("a"), .part("b")])
+        // Queued while it is behind: small parts are joined up to the limit, a large one is not,
+        // and nothing is joined across it.
+        let small = ResponseRelay.smallPart - 1
+        let large = String(repeating: "L", count: ResponseRelay.smallPart)
+        let pieces = (0..<70).map { String(repeating: String(UnicodeScalar(UInt8(65 + $0 % 26))), count: small) }
+        let queued: [String] = pieces[..<3] + [large] + pieces[3...]
+        for piece in queued { relay.push(Data(piece.utf8)) }
+        #expect(relay.bufferedBytes == 70 * small + large.utf8.count)
+        var sizes: [Int] = []
+        while relay.bufferedBytes > 0 {
+            relay.demand()
+            guard case .part(let text)? = recorder.events.last else { break }
+            sizes.append(text.utf8.count)
+        }
+        let perJoin = ResponseRelay.joinedPartLimit / small
+        let joinedAfterTheLargeOne = stride(from: 67, to: 0, by: -perJoin).map { min($0, perJoin) * small }
+        let expected: [Int] = [3 * small, large.utf8.count] + joinedAfterTheLargeOne
+        #expect(sizes == expected)
+        let texts = recorder.events.compactMap { event -> String? in
+            guard case .part(let text) = event else { return nil }
+            return text
+        }
+        #expect(texts.joined() == "ab" + queued.joined())
+        relay.end(nil)
+        relay.demand()
+        #expect(recorder.events.last == .end(nil))
+
+        // A relay that does not join (a test double's playback) hands on each part as it came.
+        let apart = StreamRecorder(demandsAtOnce: false)
+        let plain = ResponseRelay(to: apart)
+        apart.exchange = plain
+        plain.push(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:]))
+        for piece in ["a", "b", "c"] { plain.push(Data(piece.utf8)) }
+        plain.end(nil)
+        for _ in 0..<4 { plain.demand() }
+        #expect(apart.events == [.head(200), .part("a"), .part("b"), .part("c"), .end(nil)])
+    }
+
     @Test func aServerSendingAByteAPartCannotQueueMorePartsThanTheLimitHasRoomFor() {
         let recorder = StreamRecorder(demandsAtOnce: false)
         let relay = ResponseRelay(to: recorder, bufferLimit: 65_536)

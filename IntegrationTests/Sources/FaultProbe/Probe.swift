@@ -515,6 +515,20 @@ enum Probe {
                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
                     + "Connection: close\r\n\r\nthis is not gzip at all, and it goes on for a while\n\n",
                 expected: ["transport"])
+        case .streamOneByteChunks:
+            let events = (0..<5_000).map { "id: \($0)\ndata: event \($0)\n\n" }.joined()
+            var scenario = Scenario(
+                script: { connection in
+                    connection.readHead()
+                    var bytes = Array(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+                    for byte in events.utf8 { bytes += [0x31, 0x0D, 0x0A, byte, 0x0D, 0x0A] }
+                    bytes += Array("0\r\n\r\n".utf8)
+                    connection.write(bytes)
+                    connection.waitForClose()
+                }, expected: ["value"], bound: .seconds(20), response: .events)
+            scenario.elementsBeforeEnd = 5_000
+            return scenario
         case .streamInvalidJSONLine:
             var scenario = stream(["{\"v\":\"1\"}\n{\"v\":\n"], then: { $0.close() }, expected: ["parsing"])
             scenario.response = .jsonLines

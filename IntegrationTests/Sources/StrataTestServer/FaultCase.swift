@@ -180,6 +180,9 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case streamChunkedWithoutItsLastChunk = "stream-chunked-without-its-last-chunk"
     /// An event stream with `Content-Encoding: gzip` over bytes that are not gzip.
     case streamInvalidGzip = "stream-invalid-gzip"
+    /// An event stream of 5,000 events sent in chunks of one byte each (six bytes on the wire for
+    /// each byte of the body), so that every event is split at every byte.
+    case streamOneByteChunks = "stream-one-byte-chunks"
 
     /// Whether the case is known to lose content over URLSession on Linux, where Strata cannot
     /// tell: libcurl decodes a gzip body without checking that its stream ended, and hands over
