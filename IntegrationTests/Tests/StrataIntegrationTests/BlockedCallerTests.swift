@@ -200,5 +200,69 @@ import Testing
         #expect(seconds.allSatisfy { $0 >= 0.24 && $0 < 0.6 }, "\(seconds.map(Self.ms)) ms")
     }
 
+    /// A download cancelled halfway and started again from its completion resumes: the second
+    /// request waits for the first one's file writer to end, which runs on Strata's queues, not
+    /// for a thread of the global queue — with 64 callers blocking those, a wait that needed one
+    /// would run out (after 2 s) and the body would come whole.
+    @Test func aDownloadStartedAgainFromItsCompletionResumesWithSixtyFourCallersBlocked() async throws {
+        let size = 3 * 1_048_576 + 123
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-blocked-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("file.bin")
+        try await Harness.with { harness in
+            let transfer = DefaultDataTransferService(
+                networkService: harness.network, completionQueue: DispatchQueue(label: "BlockedCallerTests.resume"))
+            @Sendable func endpoint(paced: Bool, progress: (@Sendable (Progress) -> Void)? = nil) -> Endpoint<Empty> {
+                Endpoint<Empty>(
+                    path: "range/\(size)",
+                    headerParameters: HTTPHeaders(
+                        ["X-Range-etag": "\"v1\""].merging(paced ? ["X-Range-pace": "10"] : [:]) { $1 }),
+                    options: RequestOptions(
+                        downloadDestination: target, downloadProgress: progress, resumesDownload: true))
+            }
+            let (first, second) = await Self.onThread {
+                () -> (DataTransferError?, Result<DataTransferResponse<Empty>, DataTransferError>?) in
+                let release = DispatchSemaphore(value: 0)
+                let blocked = DispatchGroup()
+                for _ in 0..<64 {
+                    blocked.enter()
+                    DispatchQueue.global().async {
+                        release.wait()
+                        blocked.leave()
+                    }
+                }
+                defer {
+                    for _ in 0..<64 { release.signal() }
+                    blocked.wait()
+                }
+                let task = NIOLockedValueBox<(any NetworkCancellable)?>(nil)
+                let firstEnd = NIOLockedValueBox<DataTransferError?>(nil)
+                let secondEnd = NIOLockedValueBox<Result<DataTransferResponse<Empty>, DataTransferError>?>(nil)
+                let done = DispatchSemaphore(value: 0)
+                let cancelling: @Sendable (Progress) -> Void = { progress in
+                    guard progress.completedUnitCount >= Int64(size / 2) else { return }
+                    task.withLockedValue { $0 }?.cancel()
+                }
+                let started = transfer.request(with: endpoint(paced: true, progress: cancelling)) { result in
+                    if case .failure(let error) = result { firstEnd.withLockedValue { $0 = error } }
+                    transfer.requestResponse(with: endpoint(paced: false)) { result in
+                        secondEnd.withLockedValue { $0 = result }
+                        done.signal()
+                    }
+                }
+                task.withLockedValue { $0 = started }
+                _ = done.wait(timeout: .now() + 20)
+                return (firstEnd.withLockedValue { $0 }, secondEnd.withLockedValue { $0 })
+            }
+            #expect(first?.isCancelled == true)
+            let response = try #require(try second?.get()).response
+            #expect(response.statusCode == 206, "the download started again came whole")
+            let from = response.headers["X-Received-Range"].flatMap { Int($0.dropFirst("bytes=".count).dropLast()) }
+            #expect((from ?? 0) >= size / 2)
+            #expect(try Data(contentsOf: target) == Data(TestReply.generatedBody(size: size)))
+        }
+    }
+
     private static func ms(_ seconds: Double) -> Int { Int((seconds * 1000).rounded()) }
 }
