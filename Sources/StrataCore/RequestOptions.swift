@@ -47,21 +47,21 @@ public struct RequestOptions: Sendable {
     /// request's own, all before the request's completion. A streamed body is not counted: its
     /// parts are the caller's as they come.
     public var downloadProgress: (@Sendable (Progress) -> Void)?
-    /// Whether a download to ``downloadDestination`` picks up where an earlier one stopped. When
-    /// an attempt is cut short — the connection lost, the deadline passed, the request cancelled —
-    /// the bytes written are kept beside the destination (`.<name>.download`), with what says which
+    /// Whether a download to ``downloadDestination`` picks up where an earlier one stopped. When an
+    /// attempt is cut short — the connection lost, the deadline passed, the request cancelled — the
+    /// bytes written are kept beside the destination (`.<name>.download`), with what says which
     /// version of the resource they are part of (its strong `ETag`, or its `Last-Modified`); the
     /// next attempt, a retry or a later request for the same URL to the same destination, asks for
     /// the rest with `Range` and `If-Range`. A `206` that continues the kept bytes is appended to
     /// them (it counts as success whatever ``acceptableStatusCodes`` says); a `200` — the resource
     /// changed, or the server sends whole bodies only — replaces them. A body without such a
-    /// validator, or in a content coding, is not kept; a `206` for another range removes what
-    /// was kept, and so does a `416`, after which the whole body is asked for at once. A request with a `Range` of its own, or whose method is not `GET`,
-    /// does not resume. One request at a time resumes a destination: another, while that one is
-    /// under way, downloads the whole body to a file of its own; one started after it completed —
-    /// from a cancelled download's completion, say — waits for its writer to end, then resumes.
-    /// Over `URLSessionTransport` such a download goes through a data task, whose parts Strata
-    /// writes.
+    /// validator, or in a content coding, is not kept; a `206` for another range removes what was
+    /// kept, and so does a `416`, after which the whole body is asked for at once. A request with a
+    /// `Range` of its own, or whose method is not `GET`, does not resume. One request at a time
+    /// resumes a destination: another, while that one is under way, downloads the whole body to a
+    /// file of its own; one started after it completed — from a cancelled download's completion,
+    /// say — waits for its writer to end, then resumes. Over `URLSessionTransport` such a download
+    /// goes through a data task, whose parts Strata writes.
     public var resumesDownload: Bool
     /// Names of headers that belong to the request's origin rather than to the request — those of a
     /// configuration shared by every request to one API. A redirect to another origin removes them,
@@ -78,18 +78,18 @@ public struct RequestOptions: Sendable {
     /// For a streamed response over a transport that cannot hold the server back
     /// (`URLSessionTransport`: its data tasks push every part as it arrives): the most bytes
     /// received and not yet taken by the consumer; past it the stream fails with
-    /// ``StreamError/consumerFellBehind(limit:)`` after the parts already received, and the
-    /// request is cancelled, so that a server sending faster than the consumer reads (an endless
-    /// stream, a slow consumer) cannot fill memory. Each part queued counts 64 bytes more, so a
-    /// server sending a byte at a time cannot queue millions of parts. `Int.max`: no limit. A
-    /// transport that holds
-    /// the server back (AsyncHTTPClient) never comes near it.
+    /// ``StreamError/consumerFellBehind(limit:)`` after the parts already received, and the request
+    /// is cancelled, so that a server sending faster than the consumer reads (an endless stream, a
+    /// slow consumer) cannot fill memory. Each part queued counts 64 bytes more, so a server
+    /// sending a byte at a time cannot queue millions of parts. `Int.max`: no limit. A transport
+    /// that holds the server back (AsyncHTTPClient) never comes near it.
     public var streamBufferLimit: Int
     /// The longest response body held in memory for this request, in bytes, as the caller gets it
     /// (decoded from its content coding), counted as it arrives; a longer one fails the request
-    /// with `URLError(.dataLengthExceedsMaximum)` and stops its transfer. A bound on what a server can make the app hold, a compressed body that
-    /// expands a thousandfold included. A body saved to a file (``downloadDestination``) or
-    /// streamed is not held, and not bounded by it; at most ``defaultMaximumBodyLength``.
+    /// with `URLError(.dataLengthExceedsMaximum)` and stops its transfer. A bound on what a server
+    /// can make the app hold, a compressed body that expands a thousandfold included. A body saved
+    /// to a file (``downloadDestination``) or streamed is not held, and not bounded by it; at most
+    /// ``defaultMaximumBodyLength``.
     public var maximumBodyLength: Int
     /// What the request carries from where it was made (see ``RequestContext``): values the
     /// caller gives it here, to which a session manager adds what its monitors keep of the

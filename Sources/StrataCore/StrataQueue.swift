@@ -251,12 +251,12 @@ package final class WorkLanes: Sendable {
 /// Each completion to come is announced (``begin()``), then handed over once. One handed over with
 /// ``run(_:)`` from a lane of ``StrataQueue/async(_:)``'s, which runs nothing beside it and is
 /// replaced if it waits long while other work does, runs on that thread as the queue's own work
-/// (`sync`) when it is the only one of this hand-over's under way: handing it to an idle queue would wake a thread for it (a tenth of a
-/// small GET's time over loopback), and no other can come meanwhile and find the queue taken.
-/// Otherwise it is queued (`async`), as are ``queue(_:)``'s always, and all of them for the main
-/// queue (which runs on the main thread: this thread could only wait for it). While completions
-/// come one after another, a thread already draining the queue takes each without a wake-up, which
-/// a completion run in place would interrupt.
+/// (`sync`) when it is the only one of this hand-over's under way: handing it to an idle queue
+/// would wake a thread for it (a tenth of a small GET's time over loopback), and no other can come
+/// meanwhile and find the queue taken. Otherwise it is queued (`async`), as are ``queue(_:)``'s
+/// always, and all of them for the main queue (which runs on the main thread: this thread could
+/// only wait for it). While completions come one after another, a thread already draining the queue
+/// takes each without a wake-up, which a completion run in place would interrupt.
 ///
 /// For the work this is the same either way: it runs on the queue, after what was queued there
 /// before it, never beside anything else of the queue's (a serial queue's), and after the code

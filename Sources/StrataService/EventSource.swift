@@ -14,10 +14,11 @@ import StrataSession
 ///
 /// Each connection is a request like any other — adapters, authentication (a token refreshed
 /// between connections is used on the next), redirects, retries before the head — with `Accept:
-/// text/event-stream`, `Cache-Control: no-store`, and `Last-Event-ID` once the stream has set an
-/// ID (the last one a header can carry: one with a control character is skipped). When a connection ends — the body ends, or the network fails — the source connects again
-/// after the reconnection time: the one it was opened with at first, then what the stream's `retry`
-/// field says; connections in a row that bring no event back off, each wait twice the last (see
+/// text/event-stream`, `Cache-Control: no-store`, and `Last-Event-ID` once the stream has set an ID
+/// (the last one a header can carry: one with a control character is skipped). When a connection
+/// ends — the body ends, or the network fails — the source connects again after the reconnection
+/// time: the one it was opened with at first, then what the stream's `retry` field says;
+/// connections in a row that bring no event back off, each wait twice the last (see
 /// ``minimumBackoff``). It stops for good, with its one completion, when:
 ///
 /// - the server answers `204 No Content` (success: the server is done);

@@ -26,10 +26,10 @@ import StrataCore
 ///   below its lifetime), and only for a request with the same values of the headers its `Vary`
 ///   names, as the request goes on the wire: with the cookies the transport adds
 ///   (``Transport/cookieJar``). Of several that suit, the most recent by `Date` answers; the
-///   transport is not asked at all, and the answer carries an `Age` field with its current age. `Cache-Control: no-cache` in the
-///   response, or `no-cache` in the request, means revalidating every time; a request's `max-age`
-///   and `min-fresh` are obeyed, and `only-if-cached` gets a stored response or a `504`, never
-///   the network.
+///   transport is not asked at all, and the answer carries an `Age` field with its current age.
+///   `Cache-Control: no-cache` in the response, or `no-cache` in the request, means revalidating
+///   every time; a request's `max-age` and `min-fresh` are obeyed, and `only-if-cached` gets a
+///   stored response or a `504`, never the network.
 /// - **Revalidates** a stale response that has a validator: the request goes out with
 ///   `If-None-Match` / `If-Modified-Since`; a `304` refreshes the stored response's headers and
 ///   lifetime and the caller gets the stored response, as a `200` with its body.

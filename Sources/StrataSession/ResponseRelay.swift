@@ -73,11 +73,11 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     /// to stop the network side; `onTaken` after the receiver took a part, with the bytes still
     /// queued, outside any lock.
     ///
-    /// A transport that cannot hold the server back gives a `bufferLimit`: once more than that
-    /// many bytes are queued (each part counting `partOverhead` more, its slot in the queue, so
-    /// that a server sending a byte at a time cannot queue millions of parts), the exchange ends with ``/StrataCore/StreamError/consumerFellBehind(limit:)``
-    /// after the parts queued, and `stop` is called, so that memory stays bounded whatever the
-    /// server sends.
+    /// A transport that cannot hold the server back gives a `bufferLimit`: once more than that many
+    /// bytes are queued (each part counting `partOverhead` more, its slot in the queue, so that a
+    /// server sending a byte at a time cannot queue millions of parts), the exchange ends with
+    /// ``/StrataCore/StreamError/consumerFellBehind(limit:)`` after the parts queued, and `stop` is
+    /// called, so that memory stays bounded whatever the server sends.
     ///
     /// A transport that reads ahead of its consumer and gets the body in whatever pieces the
     /// server wrote it (one-byte chunks, a trickle of tiny writes) passes `joiningSmallParts`: the
