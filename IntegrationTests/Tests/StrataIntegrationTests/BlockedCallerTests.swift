@@ -115,6 +115,24 @@ import Testing
         return timings
     }
 
+    /// Blocks the threads of `DispatchQueue.global()` as 64 callers waiting on semaphores do;
+    /// returns what lets them go, and waits until they have.
+    static func blockGlobalQueue() -> @Sendable () -> Void {
+        let release = DispatchSemaphore(value: 0)
+        let blocked = DispatchGroup()
+        for _ in 0..<64 {
+            blocked.enter()
+            DispatchQueue.global().async {
+                release.wait()
+                blocked.leave()
+            }
+        }
+        return {
+            for _ in 0..<64 { release.signal() }
+            blocked.wait()
+        }
+    }
+
     /// Runs `body` on a thread of its own and waits for it without holding a thread of the global
     /// queue meanwhile (the Swift executor's on Linux).
     static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
@@ -170,15 +188,8 @@ import Testing
                 sessionManager: URLSessionManager(configuration: stub.makeSessionConfiguration())),
             completionQueue: DispatchQueue(label: "BlockedCallerTests.stub"))
         let seconds = await Self.onThread { () -> [Double] in
-            let release = DispatchSemaphore(value: 0)
-            let blocked = DispatchGroup()
-            for _ in 0..<64 {
-                blocked.enter()
-                DispatchQueue.global().async {
-                    release.wait()
-                    blocked.leave()
-                }
-            }
+            let unblock = Self.blockGlobalQueue()
+            defer { unblock() }
             let times = NIOLockedValueBox<[Double]>([])
             let answered = DispatchGroup()
             for _ in 0..<4 {
@@ -191,8 +202,6 @@ import Testing
                 }
             }
             answered.wait()
-            for _ in 0..<64 { release.signal() }
-            blocked.wait()
             return times.withLockedValue { $0 }
         }
         print("stubbed answers with 64 callers blocked: \(seconds.map(Self.ms)) ms")
@@ -223,19 +232,8 @@ import Testing
             }
             let (first, second) = await Self.onThread {
                 () -> (DataTransferError?, Result<DataTransferResponse<Empty>, DataTransferError>?) in
-                let release = DispatchSemaphore(value: 0)
-                let blocked = DispatchGroup()
-                for _ in 0..<64 {
-                    blocked.enter()
-                    DispatchQueue.global().async {
-                        release.wait()
-                        blocked.leave()
-                    }
-                }
-                defer {
-                    for _ in 0..<64 { release.signal() }
-                    blocked.wait()
-                }
+                let unblock = Self.blockGlobalQueue()
+                defer { unblock() }
                 let task = NIOLockedValueBox<(any NetworkCancellable)?>(nil)
                 let firstEnd = NIOLockedValueBox<DataTransferError?>(nil)
                 let secondEnd = NIOLockedValueBox<Result<DataTransferResponse<Empty>, DataTransferError>?>(nil)
