@@ -141,7 +141,12 @@ import Testing
             let server = harness.server
             let manager = SessionManager.underTest()
             let tally = Tally()
-            let texts = Self.urlTexts(count: 240, seed: 0x5EED_F022, server: server)
+            // The seed is fixed, so CI runs the same URLs; `STRATA_URL_FUZZ_SEED` and
+            // `STRATA_URL_FUZZ_COUNT` explore others.
+            let environment = ProcessInfo.processInfo.environment
+            let seed = environment["STRATA_URL_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0x5EED_F022
+            let count = environment["STRATA_URL_FUZZ_COUNT"].flatMap { Int($0) } ?? 240
+            let texts = Self.urlTexts(count: count, seed: seed, server: server)
             // Locations need not be URLs at all.
             let locations =
                 texts + [
@@ -206,7 +211,7 @@ import Testing
                 }
             }
             print(
-                "URL fuzzer over \(TestTransport.current): \(tried) uses of \(texts.count) URLs and \(locations.count) locations; \(tally.summary)"
+                "URL fuzzer over \(TestTransport.current) (seed \(seed)): \(tried) uses of \(texts.count) URLs and \(locations.count) locations; \(tally.summary)"
             )
             // The stack still works after all of it.
             let echo = try await harness.transfer.request(Endpoint<EchoReply>(path: "echo"))
