@@ -35,7 +35,8 @@ struct Scenario {
     var slowConsumer = false
     /// For a body read whole: what it must be when the request succeeds.
     var body: String?
-    /// For a streamed response: how many elements must reach the consumer before its end.
+    /// For a streamed response: how many elements must reach the consumer before its end (at
+    /// least, before an error; exactly, when the stream ends well).
     var elementsBeforeEnd: Int?
     /// How long after the request the caller cancels it, if it does.
     var cancelAfter: Duration?
@@ -800,7 +801,9 @@ enum Probe {
         if measured.calls != 1 {
             problems.append("the completion ran \(measured.calls) times")
         }
-        if let least = scenario.elementsBeforeEnd, let elements = measured.elements, elements < least {
+        if let least = scenario.elementsBeforeEnd, let elements = measured.elements,
+            elements < least || (outcome == "value" && elements != least)
+        {
             problems.append("\(elements) elements reached the consumer before the end, not \(least)")
         }
         return FaultReport(
