@@ -79,13 +79,12 @@ public final class ResponseRelay: ResponseExchange, @unchecked Sendable {  // Se
     /// ``/StrataCore/StreamError/consumerFellBehind(limit:)`` after the parts queued, and `stop` is
     /// called, so that memory stays bounded whatever the server sends.
     ///
-    /// A transport that reads ahead of its consumer and gets the body in whatever pieces the
-    /// server wrote it (one-byte chunks, a trickle of tiny writes) passes `joiningSmallParts`: the
-    /// parts under ``smallPart`` bytes queued one behind the other then go on as one, up to
-    /// ``joinedPartLimit`` bytes, when the receiver asks for the next — otherwise each would cost
-    /// the receiver a hand-over, a decoding step and a demand. Parts queue only while the receiver
-    /// is behind, so one that keeps up still gets each part as it came. A test double that plays
-    /// its parts leaves them apart, as scripted.
+    /// A transport that reads ahead of its consumer and gets the body in whatever pieces the server
+    /// wrote it (one-byte chunks, a trickle of tiny writes) passes `joiningSmallParts`: the parts
+    /// under 4 KiB queued one behind the other then go on as one, up to 64 KiB, when the receiver
+    /// asks for the next — otherwise each would cost the receiver a hand-over, a decoding step and
+    /// a demand. Parts queue only while the receiver is behind, so one that keeps up still gets
+    /// each part as it came. A test double that plays its parts leaves them apart, as scripted.
     public init(
         to receiver: any ResponseReceiver, bufferLimit: Int? = nil, joiningSmallParts: Bool = false,
         onTaken: (@Sendable (Int) -> Void)? = nil, stop: (@Sendable () -> Void)? = nil

@@ -145,11 +145,12 @@ public struct TransportAttempt: Sendable {
     /// For a transport that writes a file-bound body to disk itself: called as it writes, with the
     /// bytes written so far and the bytes expected (`-1` when unknown), in order.
     public var fileProgress: (@Sendable (_ written: Int64, _ expected: Int64) -> Void)?
-    /// For a transport that cannot hold the server back: the most body bytes its relay may keep
-    /// for a consumer that falls behind (``ResponseRelay/init(to:bufferLimit:onTaken:stop:)``);
-    /// `nil`, no limit. The pipeline sets it for a streamed response, whose consumer reads at its
-    /// own pace (``/StrataCore/RequestOptions/streamBufferLimit``); every other consumer takes
-    /// each part as it comes. A transport that holds the server back ignores it.
+    /// For a transport that cannot hold the server back: the most body bytes its relay may keep for
+    /// a consumer that falls behind
+    /// (``ResponseRelay/init(to:bufferLimit:joiningSmallParts:onTaken:stop:)``); `nil`, no limit.
+    /// The pipeline sets it for a streamed response, whose consumer reads at its own pace
+    /// (``/StrataCore/RequestOptions/streamBufferLimit``); every other consumer takes each part as
+    /// it comes. A transport that holds the server back ignores it.
     public var bufferLimit: Int?
 
     /// Describes an attempt.
