@@ -184,7 +184,7 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
             }
             if error == nil, let partial {
                 do {
-                    try Self.place(partial, at: destination)
+                    try FileManager.default.placeDownload(partial, at: destination)
                     self.partial = nil
                     resumption?.completed()
                 } catch let moveError {
@@ -238,7 +238,7 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
             }
             // Cancelled as the last byte came: the caller is told so, and finds nothing in place.
             if exchange.isCancelled, let cancelled = TransportOutcome.cancelled.error { throw cancelled }
-            try Self.place(url, at: destination)
+            try FileManager.default.placeDownload(url, at: destination)
         } catch let moveError {
             error = moveError
             try? FileManager.default.removeItem(at: url)
@@ -247,18 +247,6 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         // Nothing more is written.
         failure = error ?? CancellationError()
         return true
-    }
-
-    /// Moves the body at `source` to `destination`, replacing a file (or a link) there, never a
-    /// folder or a device (the pipeline refuses both before sending; one may have been made since).
-    private static func place(_ source: URL, at destination: URL) throws {
-        if let refusal = RequestValidationError.refusingDownload(to: destination) { throw refusal }
-        let manager = FileManager.default
-        // Anything there, a link to nothing included.
-        if (try? manager.attributesOfItem(atPath: destination.path)) != nil {
-            try manager.removeItem(at: destination)
-        }
-        try manager.moveItem(at: source, to: destination)
     }
 
     /// Writing failed: the exchange is ended, the partial file removed, and the outcome is the error.
@@ -270,5 +258,37 @@ final class FileWriter: ResponseReceiver, @unchecked Sendable {  // Sendable: `q
         removePartial(keepingWhatResumes: false)
         resumption?.writerEnded()
         completion(TransportOutcome(head: head, error: error))
+    }
+}
+
+extension FileManager {
+    /// Moves the body at `source` to `destination`, replacing a file (or a link) there, never a
+    /// folder or a device (the pipeline refuses both before sending; one may have been made since).
+    ///
+    /// In one step (`rename`): two downloads to one destination that finish together each leave
+    /// a whole file there, and neither fails on the other's. Removing what was there and then
+    /// moving let one find the other's file in place between the two steps.
+    package func placeDownload(_ source: URL, at destination: URL) throws {
+        if let refusal = RequestValidationError.refusingDownload(to: destination) { throw refusal }
+        if rename(source.path, destination.path) == 0 { return }
+        var from = source
+        if errno == EXDEV {
+            // On another file system: copied beside the destination, then renamed into place.
+            from = destination.deletingLastPathComponent().appendingPathComponent(
+                ".\(destination.lastPathComponent).\(UUID().uuidString)")
+            try moveItem(at: source, to: from)
+            if rename(from.path, destination.path) == 0 { return }
+        }
+        // Refused: FileManager says why in its own words, or manages where `rename` cannot.
+        do {
+            // Anything there, a link to nothing included.
+            if (try? attributesOfItem(atPath: destination.path)) != nil {
+                try removeItem(at: destination)
+            }
+            try moveItem(at: from, to: destination)
+        } catch {
+            if from != source { try? removeItem(at: from) }
+            throw error
+        }
     }
 }

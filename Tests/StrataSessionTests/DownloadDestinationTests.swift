@@ -60,6 +60,32 @@ import Testing
         #expect(try String(contentsOf: file, encoding: .utf8) == "keep me")
     }
 
+    /// Two bodies placed at one destination at the same moment, as two downloads finishing
+    /// together are: each is placed whole, in one step, and neither fails on the other's file.
+    @Test func bodiesPlacedAtOnceAtOneDestinationEachReplaceItWhole() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("body.bin")
+        let bodies = [Data(repeating: 0x61, count: 4_096), Data(repeating: 0x62, count: 8_192)]
+        let failures = Locked<[String]>([])
+        for round in 0..<300 {
+            let sources = bodies.indices.map { folder.appendingPathComponent("part-\(round)-\($0)") }
+            for (source, body) in zip(sources, bodies) { try body.write(to: source) }
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                do {
+                    try FileManager.default.placeDownload(sources[index], at: destination)
+                } catch {
+                    failures.withLock { $0.append("round \(round): \(error)") }
+                }
+            }
+            let placed = try Data(contentsOf: destination)
+            #expect(bodies.contains(placed), "round \(round): \(placed.count) bytes")
+        }
+        #expect(failures.value.count == 0, "\(failures.value.prefix(1))")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(left == ["body.bin", "note.txt"])
+    }
+
     @Test func aFileAtTheDestinationIsReplaced() async throws {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }
