@@ -270,9 +270,13 @@ extension FileManager {
     /// moving let one find the other's file in place between the two steps.
     package func placeDownload(_ source: URL, at destination: URL) throws {
         if let refusal = RequestValidationError.refusingDownload(to: destination) { throw refusal }
-        if rename(source.path, destination.path) == 0 { return }
+        // A path holding a NUL would reach `rename` cut short there, naming another file: it is
+        // left to FileManager below.
+        let (sourcePath, destinationPath) = (source.path, destination.path)
+        let whole = !sourcePath.utf8.contains(0) && !destinationPath.utf8.contains(0)
+        if whole, rename(sourcePath, destinationPath) == 0 { return }
         var from = source
-        if errno == EXDEV {
+        if whole, errno == EXDEV {
             // On another file system: copied beside the destination, then renamed into place.
             from = destination.deletingLastPathComponent().appendingPathComponent(
                 ".\(destination.lastPathComponent).\(UUID().uuidString)")
