@@ -31,7 +31,8 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// The method name.
     public var description: String { rawValue }
 
-    /// `CONNECT`
+    /// `CONNECT`, which Strata does not send: it asks a proxy for a tunnel, not for a response
+    /// (``RequestValidationError/tunnelMethod(_:)``).
     public static let connect = HTTPMethod("CONNECT")
     /// `DELETE`
     public static let delete = HTTPMethod("DELETE")

@@ -12,6 +12,11 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
     /// The method is not a token (RFC 9110 §9.1): empty, or holding a space, a control character or
     /// a separator.
     case invalidMethod(String)
+    /// The method is `CONNECT` (in any case of letters), which asks a proxy for a tunnel (RFC 9110
+    /// §9.3.6): its target is a host and port, where Strata sends a URL's path, and a server that
+    /// grants it turns the connection into the tunnel instead of answering, so no request after it
+    /// on that connection would get an answer. Strata sends requests that get responses.
+    case tunnelMethod(String)
     /// A header name is not a token (RFC 9110 §5.1).
     case invalidHeaderName(String)
     /// A header value holds CR, LF, NUL or another control character (RFC 9110 §5.5). The value
@@ -59,6 +64,10 @@ public enum RequestValidationError: Error, Hashable, Sendable, LocalizedError, C
         switch self {
         case .invalidMethod(let method):
             return "The method \(Self.shown(method)) is not an HTTP token; the request was not sent."
+        case .tunnelMethod(let method):
+            return "The method \(Self.shown(method)) asks a proxy for a tunnel, whose target is a host and port, "
+                + "and turns the connection into the tunnel; Strata sends requests that get responses, so the "
+                + "request was not sent."
         case .invalidHeaderName(let name):
             return "The header name \(Self.shown(name)) is not an HTTP token; the request was not sent."
         case .invalidHeaderValue(let name):
@@ -177,6 +186,17 @@ package enum HTTPGrammar {
 extension HTTPMethod {
     /// Whether the method is a token (RFC 9110 §9.1), so it can be sent.
     public var isValid: Bool { HTTPGrammar.isToken(rawValue) }
+
+    /// Throws unless Strata sends the method: a token (RFC 9110 §9.1), and not `CONNECT` in any
+    /// case of letters, which asks for a tunnel rather than a response
+    /// (``RequestValidationError/tunnelMethod(_:)``).
+    public func validate() throws(RequestValidationError) {
+        guard isValid else { throw .invalidMethod(rawValue) }
+        // A letter differs from its capital by one bit (0x20), which no other byte shares with it.
+        let connect = "CONNECT".utf8
+        guard rawValue.utf8.count != connect.count || !rawValue.utf8.elementsEqual(connect, by: { $0 & 0xDF == $1 })
+        else { throw .tunnelMethod(rawValue) }
+    }
 }
 
 extension HTTPHeader {
@@ -194,8 +214,7 @@ extension URLRequest {
     /// transports check again one handed to them directly, where SwiftNIO would trap on a field name
     /// that is not ASCII and either transport would write a method holding CR LF as it is.
     public func validateMethodAndHeaders() throws(RequestValidationError) {
-        let method = httpMethod ?? HTTPMethod.get.rawValue
-        guard HTTPMethod(rawValue: method).isValid else { throw .invalidMethod(method) }
+        try HTTPMethod(rawValue: httpMethod ?? HTTPMethod.get.rawValue).validate()
         for (name, value) in allHTTPHeaderFields ?? [:] {
             try HTTPHeader(name: name, value: value).validate()
         }

@@ -111,8 +111,8 @@ extension Requestable {
         // The configuration's headers, but for those the endpoint sets, then the endpoint's.
         let endpointHeaders = headerParameters
         let sharedHeaders = sharesOrigin ? configuration.headers : [:]
-        guard method.isValid else { throw .invalidRequest(.invalidMethod(method.rawValue)) }
         do {
+            try method.validate()
             for header in sharedHeaders { try header.validate() }
             for header in endpointHeaders { try header.validate() }
         } catch {

@@ -339,6 +339,14 @@ import Testing
             try Endpoint<Void>(path: "x", method: HTTPMethod(rawValue: "GET /admin HTTP/1.1\r\nX: y"))
                 .urlRequest(with: configuration)
         }
+        for method in ["CONNECT", "connect", "cOnNeCt"] {
+            #expect(throws: RequestGenerationError.invalidRequest(.tunnelMethod(method))) {
+                try Endpoint<Void>(path: "x", method: HTTPMethod(method)).urlRequest(with: configuration)
+            }
+        }
+        #expect(throws: Never.self) {
+            try Endpoint<Void>(path: "x", method: "CONNECTS").urlRequest(with: configuration)
+        }
     }
 
     @Test func anEncodingFailureIsATypedError() {

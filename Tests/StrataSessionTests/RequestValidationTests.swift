@@ -64,6 +64,30 @@ import Testing
         #expect(stub.requests.isEmpty)
     }
 
+    /// `CONNECT` asks for a tunnel, whose target is a host and port where Strata sends a URL's path,
+    /// and a server that grants it (or only reads it as one, as SwiftNIO's parser does) turns the
+    /// connection into the tunnel, so the next request on it never got an answer. Refused unsent,
+    /// in any case of letters.
+    @Test(arguments: ["CONNECT", "connect", "Connect"])
+    func aConnectRequestIsRefusedUnsent(method: String) async throws {
+        var request = base
+        request.httpMethod = method
+        let (error, stub) = try await error(of: request)
+        // Foundation writes the standard methods' names in capitals.
+        #expect(error == .tunnelMethod(request.httpMethod ?? ""))
+        #expect(stub.requests.isEmpty)
+        #expect(error?.description.contains("tunnel") == true)
+    }
+
+    @Test(arguments: ["CONNECTS", "CONNEC", "C0NNECT", "PURGE"])
+    func aMethodThatOnlyLooksLikeConnectIsSent(method: String) async throws {
+        var request = base
+        request.httpMethod = method
+        let (error, stub) = try await error(of: request)
+        #expect(error == nil)
+        #expect(stub.requests.count == 1)
+    }
+
     /// On Linux, changing a copy of a request without a URL traps inside FoundationNetworking: such
     /// a request — the caller's, or one an adapter returned — fails before any adapter, Strata's own
     /// or the caller's, writes into it.
@@ -148,6 +172,7 @@ import Testing
             ),
             ({ $0.httpMethod = "GET\r\nX-Injected: 1" }, .invalidMethod("GET\r\nX-Injected: 1")),
             ({ $0.httpMethod = "PO ST" }, .invalidMethod("PO ST")),
+            ({ $0.httpMethod = "CONNECT" }, .tunnelMethod("CONNECT")),
             ({ $0.setValue("v", forHTTPHeaderField: "X Evil") }, .invalidHeaderName("X Evil")),
             ({ $0.setValue("del\u{7F}", forHTTPHeaderField: "X-Value") }, .invalidHeaderValue(name: "X-Value")),
         ]

@@ -272,7 +272,7 @@ import Testing
     @Test(arguments: [
         ("GET", "Ünïcode", "v"), ("GET", "X Evil", "v"), ("GET", "X-Value", "del\u{7F}"),
         ("GET", "X-Value", "bell\u{7}"), ("GET\r\nX-Injected: 1", "X-Value", "v"), ("GE T", "X-Value", "v"),
-        ("(GET)", "X-Value", "v"),
+        ("(GET)", "X-Value", "v"), ("CONNECT", "X-Value", "v"), ("connect", "X-Value", "v"),
     ])
     func aRequestThatBreaksHTTPGrammarFailsUnsentOnce(method: String, name: String, value: String) async throws {
         var request = URLRequest(url: try closedPortURL())
@@ -284,6 +284,7 @@ import Testing
         let error = try await send(request, over: transport).error
         switch error as? RequestValidationError {
         case .invalidMethod(let refused)?: #expect(refused == method)
+        case .tunnelMethod(let refused)?: #expect(refused == method.uppercased())
         case .invalidHeaderName(let refused)?: #expect(refused == name)
         case .invalidHeaderValue(let refused)?: #expect(refused == name)
         default: Issue.record("expected the request to be refused unsent, got \(String(describing: error))")
