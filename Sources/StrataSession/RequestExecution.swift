@@ -177,12 +177,21 @@ final class RequestExecution: Sendable {
         let underWay = core.underWay
         let number = underWay.number()
         self.number = number
+        @Sendable func deliver(_ outcome: TransportOutcome) {
+            guard let progress else { return completion(outcome) }
+            progress.finish { completion(outcome) }
+        }
         self.call = CancellableCompletion(cancelledWith: .cancelled) { outcome in
             underWay.remove(number)
             resumption?.callEnded()
             record?.finished(outcome)
-            guard let progress else { return completion(outcome) }
-            progress.finish { completion(outcome) }
+            // A failure may end the request on the stack of the caller's own call — `send` refused
+            // it, an adapter failed before returning, `cancel()` — where the completion could
+            // deadlock on a lock its caller holds, or, starting the next request that fails at
+            // once, grow the stack without bound: it runs on a lane. A success comes up from the
+            // transport, off any caller's stack.
+            guard outcome.error != nil else { return deliver(outcome) }
+            StrataQueue.async { deliver(outcome) }
         }
     }
 

@@ -361,6 +361,27 @@ extension Result {
         #expect(manager.requests.first?.httpBody == Data("slow".utf8))
     }
 
+    /// A request whose body is slow to encode, cancelled, completes after `cancel()` returns, not
+    /// within it, where a completion that takes a lock or a queue the canceller holds (as a caller
+    /// guarding its state would) deadlocks.
+    @Test func cancellingASlowBodysRequestCompletesOffTheCancellersStack() async throws {
+        let manager = MockNetworkSessionManager(fallback: .pending)
+        let service = DefaultNetworkService(configuration: configuration, sessionManager: manager)
+        let canceller = DispatchQueue(label: "strata.test.canceller")
+        canceller.setSpecific(key: Self.callerKey, value: true)
+        let recorder = CompletionRecorder<(cancelled: Bool, withinCancel: Bool)>()
+        let call = service.request(
+            endpoint: Endpoint<Void>(path: "upload", method: .post, bodyEncoding: SlowEncoding(onCaller: Locked([])))
+        ) { result in
+            recorder.record(
+                (result.failure?.isCancelled == true, DispatchQueue.getSpecific(key: Self.callerKey) == true))
+        }
+        canceller.sync { call.cancel() }
+        let outcome = try #require(await recorder.first(timeout: 5))
+        #expect(outcome.cancelled)
+        #expect(!outcome.withinCancel)
+    }
+
     @Test func cancellingWhileASlowBodyIsEncodedCompletesOnceWithCancelled() async throws {
         // The manager never answers: whether a request was cancelled before or after it was encoded
         // and sent, cancelling is the only way it ends.

@@ -194,6 +194,55 @@ import Testing
         #expect(redirectDecidedThere.value == false)
     }
 
+    /// No completion runs on the stack of the call that started the request or cancelled it: a
+    /// caller that holds a lock across `send` or `cancel()` which its completion takes, or starts
+    /// the next request from a completion that fails at once, neither deadlocks nor grows the stack
+    /// (30,000 such requests in a row overflowed it).
+    @Test func noCompletionRunsWithinTheCallThatStartedOrCancelledTheRequest() async throws {
+        let transport = InMemoryTransport { request in
+            request.url?.path == "/silent" ? nil : (200, [:], "{}")
+        }
+        let manager = SessionManager(transport: transport, adapters: [ThrowingOnPathAdapter()])
+        let base = try #require(URL(string: "https://api.example.com"))
+        var badField = URLRequest(url: base.appendingPathComponent("ok"))
+        badField.setValue("bell\u{7}", forHTTPHeaderField: "X-Value")
+        let starts: [(String, URLRequest, RequestOptions)] = [
+            (
+                "a success the transport gives before send returns", URLRequest(url: base.appendingPathComponent("ok")),
+                RequestOptions()
+            ),
+            (
+                "options out of range", URLRequest(url: base.appendingPathComponent("ok")),
+                RequestOptions(maximumBodyLength: -1)
+            ),
+            ("a field refused after the adapters", badField, RequestOptions()),
+            ("an adapter's error", URLRequest(url: base.appendingPathComponent("adapter-fails")), RequestOptions()),
+        ]
+        for (what, request, options) in starts {
+            let recorder = CompletionRecorder<Bool>()
+            Self.within { manager.send(request, options: options) { _ in recorder.record(Self.isWithin) } }
+            #expect(await recorder.first(timeout: 5) == false, "\(what) completed within send")
+        }
+        let recorder = CompletionRecorder<Bool>()
+        let call = manager.send(URLRequest(url: base.appendingPathComponent("silent")), options: RequestOptions()) {
+            _ in
+            recorder.record(Self.isWithin)
+        }
+        Self.within { call.cancel() }
+        #expect(await recorder.first(timeout: 5) == false, "the cancellation completed within cancel()")
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(recorder.callCount == 1)
+    }
+
+    /// Runs `call` with this thread marked, for ``isWithin`` to tell whether code runs within it.
+    private static func within(_ call: () -> Void) {
+        Thread.current.threadDictionary["strata.within"] = true
+        call()
+        Thread.current.threadDictionary["strata.within"] = nil
+    }
+
+    private static var isWithin: Bool { Thread.current.threadDictionary["strata.within"] != nil }
+
     /// A monitor that blocks until the test lets it go: requests complete meanwhile, since hooks run
     /// on the event queue, not where the transport delivers.
     @Test func aBlockedMonitorHoldsUpNoRequest() async throws {
@@ -217,4 +266,13 @@ import Testing
         }
     }
 
+}
+
+/// Fails the adaptation of a request to `/adapter-fails` before it returns; passes any other.
+private struct ThrowingOnPathAdapter: RequestAdapter {
+    struct Refused: Error {}
+
+    func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+        completion(request.url?.path == "/adapter-fails" ? .failure(Refused()) : .success(request))
+    }
 }
