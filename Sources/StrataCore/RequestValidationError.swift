@@ -192,7 +192,8 @@ extension HTTPMethod {
     /// (``RequestValidationError/tunnelMethod(_:)``).
     public func validate() throws(RequestValidationError) {
         guard isValid else { throw .invalidMethod(rawValue) }
-        // A letter differs from its capital by one bit (0x20), which no other byte shares with it.
+        // Without its 0x20 bit a lowercase letter is its capital; no other byte of a token becomes
+        // one of CONNECT's letters.
         let connect = "CONNECT".utf8
         guard rawValue.utf8.count != connect.count || !rawValue.utf8.elementsEqual(connect, by: { $0 & 0xDF == $1 })
         else { throw .tunnelMethod(rawValue) }
