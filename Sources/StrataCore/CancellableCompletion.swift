@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A request's one completion and its cancellation, in one object: what every layer returns, and
 /// Strata's one guard of "exactly once". A custom session manager, transport or service built on
 /// callbacks returns one too.
@@ -7,10 +9,12 @@
 /// with ``attach(_:)`` — the request of the layer below — even when it is attached afterwards, and
 /// before the completion runs.
 /// Made without a cancelled value, cancelling only cancels the operation, whose own completion
-/// then comes through ``complete(_:)``.
+/// then comes through ``complete(_:)``. Give it the queue your completions run on, and a
+/// cancellation completes there too, after ``cancel()`` has returned, as Strata's own layers
+/// complete one: within ``cancel()``, a completion that takes a lock its caller holds deadlocks.
 ///
 /// ```swift
-/// let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
+/// let call = CancellableCompletion(cancelledWith: .failure(.cancelled), on: completionQueue, completion)
 /// call.attach(sessionManager.request(request, options: options) { data, response, error in
 ///     call.complete(result(data, response, error))
 /// })
@@ -27,11 +31,19 @@ public final class CancellableCompletion<Value: Sendable>:
     private let lock = Locked(false)
     private var completion: (@Sendable (Value) -> Void)?
     private var operation: (any NetworkCancellable)?
-    private let completeCancelled: (@Sendable (@Sendable (Value) -> Void) -> Void)?
+    private let completeCancelled: (@Sendable (@escaping @Sendable (Value) -> Void) -> Void)?
 
-    /// Wraps `completion`, which a cancellation calls with `cancelledValue`.
-    public init(cancelledWith cancelledValue: Value, _ completion: @escaping @Sendable (Value) -> Void) {
-        self.completeCancelled = { completion in completion(cancelledValue) }
+    /// Wraps `completion`, which a cancellation calls with `cancelledValue`: on `queue` when one is
+    /// given, after ``cancel()`` has returned, else within ``cancel()``, on its caller's thread.
+    public init(
+        cancelledWith cancelledValue: Value, on queue: DispatchQueue? = nil,
+        _ completion: @escaping @Sendable (Value) -> Void
+    ) {
+        if let queue {
+            self.completeCancelled = { completion in queue.async { completion(cancelledValue) } }
+        } else {
+            self.completeCancelled = { completion in completion(cancelledValue) }
+        }
         self.completion = completion
     }
 

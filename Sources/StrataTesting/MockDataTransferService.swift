@@ -73,7 +73,8 @@ public final class MockDataTransferService: DataTransferService {
     /// - Parameters:
     ///   - configuration: The configuration requests are built against.
     ///   - stubs: Answers used in order.
-    ///   - completionQueue: Where completions run; `nil` runs them before `request` returns.
+    ///   - completionQueue: Where completions run, a cancellation's too (after `cancel()` returns,
+    ///     as the real layers complete one); `nil` runs them before `request` or `cancel()` returns.
     public init(
         configuration: any NetworkConfigurable = NetworkConfiguration(baseURL: MockDefaults.baseURL),
         stubs: [Stub] = [],
@@ -196,7 +197,8 @@ public final class MockDataTransferService: DataTransferService {
                 consumer.start(ResponsePlayback.start(head: nil, steps: [.fail(error)], to: consumer))
                 return consumer
             }
-            let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled)), completion)
+            let call = CancellableCompletion(
+                cancelledWith: .failure(.networkFailure(.cancelled)), on: queue ?? completionQueue, completion)
             let deliver: @Sendable () -> Void = {
                 for element in elements where !call.isCompleted { receive(element) }
                 call.complete(.success(()))
@@ -219,7 +221,8 @@ public final class MockDataTransferService: DataTransferService {
         completion: @escaping CompletionHandler<Value>,
         resolve: (Stub, URL?) -> Result<Value, DataTransferError>?
     ) -> any NetworkCancellable {
-        let call = CancellableCompletion(cancelledWith: .failure(.networkFailure(.cancelled)), completion)
+        let call = CancellableCompletion(
+            cancelledWith: .failure(.networkFailure(.cancelled)), on: completionQueue, completion)
         let result: Result<Value, DataTransferError>?
         do {
             let request = try endpoint.urlRequest(with: configuration)

@@ -45,7 +45,8 @@ public final class MockNetworkService: NetworkService {
     ///   - configuration: The configuration requests are built against.
     ///   - results: Results used in order.
     ///   - fallback: The result once they are used up.
-    ///   - completionQueue: Where completions run; `nil` runs them before `request` returns.
+    ///   - completionQueue: Where completions run, a cancellation's too (after `cancel()` returns,
+    ///     as the real layers complete one); `nil` runs them before `request` or `cancel()` returns.
     public init(
         configuration: any NetworkConfigurable = NetworkConfiguration(baseURL: MockDefaults.baseURL),
         results: [Result<NetworkResponse, NetworkError>] = [],
@@ -75,7 +76,7 @@ public final class MockNetworkService: NetworkService {
     /// Builds and records the endpoint's request and answers with the next stubbed result.
     @discardableResult
     public func request(endpoint: any Requestable, completion: @escaping CompletionHandler) -> any NetworkCancellable {
-        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), completion)
+        let call = CancellableCompletion(cancelledWith: .failure(.cancelled), on: completionQueue, completion)
         let result: Result<NetworkResponse, NetworkError>
         switch next(endpoint) {
         case .result(let answer):

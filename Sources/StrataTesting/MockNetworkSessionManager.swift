@@ -62,7 +62,8 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
     ///   - responses: Answers used in order.
     ///   - fallback: The answer once they are used up; by default an empty `200`.
     ///   - acceptableStatusCodes: The status codes that count as success.
-    ///   - completionQueue: Where completions run; `nil` runs them before `request` returns.
+    ///   - completionQueue: Where completions run, a cancellation's too (after `cancel()` returns,
+    ///     as the real layers complete one); `nil` runs them before `request` or `cancel()` returns.
     public init(
         responses: [Response] = [],
         fallback: Response = .success(),
@@ -95,7 +96,7 @@ public final class MockNetworkSessionManager: NetworkSessionManager {
     ) -> any NetworkCancellable {
         let response = next(request, options)
         let call = CancellableCompletion<(Data?, URLResponse?, (any Error)?)>(
-            cancelledWith: (nil, nil, URLError(.cancelled))
+            cancelledWith: (nil, nil, URLError(.cancelled)), on: completionQueue
         ) { completion($0.0, $0.1, $0.2) }
 
         let acceptable = options.acceptableStatusCodes ?? acceptableStatusCodes

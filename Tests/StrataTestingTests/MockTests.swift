@@ -481,3 +481,38 @@ struct Item: Codable, Equatable, Sendable {
             ])
     }
 }
+
+/// Each test double completes a cancelled request where it completes every other: on its
+/// completion queue, after `cancel()` has returned, as the real layers do — or, made without a
+/// queue, within `cancel()`.
+@Suite struct MockCancellationTests {
+    private static func within(_ call: () -> Void) {
+        Thread.current.threadDictionary["strata.within"] = true
+        call()
+        Thread.current.threadDictionary["strata.within"] = nil
+    }
+
+    private static var isWithin: Bool { Thread.current.threadDictionary["strata.within"] != nil }
+
+    @Test(arguments: [true, false])
+    func aCancellationCompletesWhereEveryOtherCompletionDoes(withQueue: Bool) async throws {
+        let queue = withQueue ? DispatchQueue(label: "strata.test.mock-completions") : nil
+        let recorder = CompletionRecorder<(String, Bool)>()
+        let manager = MockNetworkSessionManager(responses: [.pending], completionQueue: queue)
+        let network = MockNetworkService(completionQueue: queue)
+        network.enqueue(stream: StreamScript(pauseBeforeHead: 30, steps: []))
+        let transfer = MockDataTransferService(stubs: [.pending], completionQueue: queue)
+        let calls: [any NetworkCancellable] = [
+            manager.request(URLRequest(url: MockDefaults.baseURL)) { _, _, _ in
+                recorder.record(("manager", Self.isWithin))
+            },
+            network.request(endpoint: Endpoint<Void>(path: "x")) { _ in recorder.record(("network", Self.isWithin)) },
+            transfer.request(with: Endpoint<Void>(path: "x")) { _ in recorder.record(("transfer", Self.isWithin)) },
+        ]
+        Self.within { calls.forEach { $0.cancel() } }
+        while recorder.callCount < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        for (layer, within) in recorder.values {
+            #expect(within == !withQueue, "\(layer)")
+        }
+    }
+}
