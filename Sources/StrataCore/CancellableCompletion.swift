@@ -35,12 +35,26 @@ public final class CancellableCompletion<Value: Sendable>:
 
     /// Wraps `completion`, which a cancellation calls with `cancelledValue`: on `queue` when one is
     /// given, after ``cancel()`` has returned, else within ``cancel()``, on its caller's thread.
-    public init(
+    public convenience init(
         cancelledWith cancelledValue: Value, on queue: DispatchQueue? = nil,
         _ completion: @escaping @Sendable (Value) -> Void
     ) {
+        var schedule: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
         if let queue {
-            self.completeCancelled = { completion in queue.async { completion(cancelledValue) } }
+            schedule = { work in queue.async(execute: work) }
+        }
+        self.init(cancelledWith: cancelledValue, scheduledBy: schedule, completion)
+    }
+
+    /// Wraps `completion`, which a cancellation calls with `cancelledValue` from what `schedule`
+    /// runs it in (Strata's own lanes, say), or within ``cancel()`` for none.
+    package init(
+        cancelledWith cancelledValue: Value,
+        scheduledBy schedule: (@Sendable (@escaping @Sendable () -> Void) -> Void)?,
+        _ completion: @escaping @Sendable (Value) -> Void
+    ) {
+        if let schedule {
+            self.completeCancelled = { completion in schedule { completion(cancelledValue) } }
         } else {
             self.completeCancelled = { completion in completion(cancelledValue) }
         }

@@ -71,13 +71,9 @@ public struct DefaultNetworkService: NetworkService {
         guard endpoint.bodyEncoding.isSlowToEncode else {
             return send(endpoint, handsOff: handsOff, completion: completion)
         }
-        // `cancel()` completes it on its caller's stack: a failure goes on from a lane, as the
-        // manager's does.
-        let call = CancellableCompletion<Result<NetworkResponse, NetworkError>>(cancelledWith: .failure(.cancelled)) {
-            result in
-            guard case .failure = result else { return completion(result) }
-            StrataQueue.async { completion(result) }
-        }
+        // A cancellation completes from a lane, after `cancel()` returns, as the manager's does.
+        let call = CancellableCompletion(
+            cancelledWith: .failure(.cancelled), scheduledBy: { StrataQueue.async($0) }, completion)
         // Kept here, in the caller's task: the encoding thread has none of its task-local values.
         let context = sessionManager.captureContext(endpoint.options.context)
         StrataQueue.async {
