@@ -80,6 +80,8 @@ private func run(
     @Test func theEndpointsTransportSettingsReachTheManager() async throws {
         let manager = MockNetworkSessionManager()
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID()).bin")
+        // The test double writes its body there, as a manager would.
+        defer { try? FileManager.default.removeItem(at: destination) }
         let uploads = CompletionRecorder<Progress>()
         let downloads = CompletionRecorder<Progress>()
         _ = try await run(
