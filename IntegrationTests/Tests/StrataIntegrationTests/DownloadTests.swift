@@ -152,6 +152,7 @@ import Testing
 
     @Test func aDownloadAnsweredByABasicChallengeFailsWithTheUnauthorizedResponse() async throws {
         let target = destination()
+        defer { try? FileManager.default.removeItem(at: target.deletingLastPathComponent()) }
         try await Harness.with { (harness) async throws in
             let started = ContinuousClock.now
             let error = await failure { () async throws(DataTransferError) in
@@ -173,6 +174,7 @@ import Testing
     /// The error body is reported like any other (up to 1 MiB of it), and nothing is written to the destination.
     @Test func anUnacceptableStatusFailsWithItsStatusAndBodyAndLeavesNoFile() async throws {
         let target = destination()
+        defer { try? FileManager.default.removeItem(at: target.deletingLastPathComponent()) }
         try await Harness.with { (harness) async throws in
             let error = await failure { () async throws(DataTransferError) in
                 try await harness.transfer.request(
@@ -190,6 +192,7 @@ import Testing
 
     @Test func cancellingMidDownloadCompletesOnceAndLeavesNoFile() async throws {
         let target = destination()
+        defer { try? FileManager.default.removeItem(at: target.deletingLastPathComponent()) }
         try await Harness.with { (harness) async throws in
             try await expectCancellation(
                 of: Endpoint(
