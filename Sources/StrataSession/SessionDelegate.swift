@@ -93,11 +93,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         records.withLock { $0[task.taskIdentifier] = record }
     }
 
-    /// Notes where the loading system writes the body of `task`, a download task just resumed, so
-    /// that what it leaves there is removed as the task ends (see ``LoadingFile``).
-    func watchLoadingFile(of task: URLSessionTask) {
-        guard let file = LoadingFile(of: task) else { return }
-        records.withLock { $0[task.taskIdentifier]?.loadingFile = file }
+    /// Resumes `task`, a download task, noting where the loading system writes its body, so that
+    /// what it leaves there is removed as the task ends (see ``LoadingFile``).
+    func resumeWatchingLoadingFile(_ task: URLSessionTask) {
+        LoadingFile.resume(task) { [weak self] file in
+            let noted = self?.records.withLock { records in
+                records[task.taskIdentifier]?.loadingFile = file
+                return records[task.taskIdentifier] != nil
+            }
+            // The task has ended already: nothing will remove the file but this.
+            if noted != true { file.remove() }
+        }
     }
 
     /// The consumer of `task` took a part: a downloaded body is read on, a part ahead.

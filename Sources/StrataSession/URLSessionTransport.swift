@@ -70,6 +70,9 @@ public final class URLSessionTransport: Transport {
             usesDownloadTasks = (configuration.protocolClasses ?? []).allSatisfy {
                 String(reflecting: $0).hasPrefix("FoundationNetworking.")
             }
+            if usesDownloadTasks {
+                configuration.protocolClasses = [LoadingFileHook.self] + (configuration.protocolClasses ?? [])
+            }
         #else
             usesDownloadTasks = true
             cookies = nil
@@ -275,9 +278,10 @@ public final class URLSessionTransport: Transport {
             task, relay: relay, uploadProgress: attempt.uploadProgress,
             fileProgress: attempt.bodyIsBoundForFile ? attempt.fileProgress : nil,
             cookies: cookies.map { ($0, request) }, bodyStreamFailure: bodyStreamFailure, resend: resend)
-        task.resume()
         if task is URLSessionDownloadTask {
-            delegate.watchLoadingFile(of: task)
+            delegate.resumeWatchingLoadingFile(task)
+        } else {
+            task.resume()
         }
     }
 

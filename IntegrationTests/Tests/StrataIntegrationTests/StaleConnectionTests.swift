@@ -39,15 +39,30 @@ import Testing
     }
 
     /// Downloads `path` with `method` to a file of its own; returns the file's bytes, or the failure.
+    ///
+    /// Over `URLSession` the download goes on a download task, and one that failed at once — on a
+    /// connection that turned out dead, or held bytes an earlier answer left — is sent again on a
+    /// new one: neither may leave the file the loading system wrote its body to (on Linux,
+    /// `<UUID>.tmp` in the temporary folder).
     static func download(
         _ path: String, method: HTTPMethod = .get, over transfer: DefaultDataTransferService
     ) async -> Result<Data, DataTransferError> {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("stale-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
+        let before = loadingFiles()
         let downloaded = await result(
             Endpoint<Data>(path: path, method: method, options: RequestOptions(downloadDestination: file)),
             over: transfer)
+        let left = loadingFiles().subtracting(before)
+        #expect(left.isEmpty, "the download of \(path) left the loading system's files \(left.sorted())")
         return downloaded.flatMap { _ in (try? Data(contentsOf: file)).map { .success($0) } ?? .failure(.noResponse) }
+    }
+
+    /// The names of the files in the temporary folder named as FoundationNetworking names a
+    /// download task's: a UUID and `.tmp`.
+    static func loadingFiles() -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []
+        return Set(names.filter { $0.hasSuffix(".tmp") && UUID(uuidString: String($0.dropLast(4))) != nil })
     }
 
     static func result(
