@@ -148,6 +148,7 @@ if CommandLine.arguments.contains("--stream") {
             + "bytes \(complete && intact ? "intact" : "WRONG"), "
             + "peak resident memory \(peak / 1_048_576) MiB (limit \(limitMiB) MiB)"
     )
+    try? FileManager.default.removeItem(at: directory)
     exit(complete && intact && peak <= limitMiB * 1_048_576 ? 0 : 1)
 }
 
@@ -194,6 +195,7 @@ if CommandLine.arguments.contains("--download") {
 let source = directory.appendingPathComponent("source.bin")
 guard FileManager.default.createFile(atPath: source.path, contents: nil) else {
     print("upload-memory-check: cannot create \(source.path)")
+    try? FileManager.default.removeItem(at: directory)
     exit(1)
 }
 var checksum = CRC32()
