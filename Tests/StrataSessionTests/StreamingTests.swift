@@ -437,14 +437,12 @@ final class StreamRecorder: ResponseReceiver, @unchecked Sendable {
 
     @Test func cancellingEndsTheStreamOnceAtAnyPoint() async throws {
         for delay in [0, 1, 5, 20, 60] {
-            let transport = ScriptedTransport { _ in
-                (
-                    200, [:],
-                    Array(repeating: [ResponsePlayback.Step.part(Data("t".utf8)), .pause(0.05)], count: 400).flatMap {
-                        $0
-                    }
-                )
-            }
+            // 1,000 seconds of ticks, far longer than any wait for the cancellation: on a loaded
+            // machine (the whole suite in parallel under ThreadSanitizer) the test's task once
+            // waited some 20 seconds to run, and a shorter stream had ended by itself.
+            let ticks = [ResponsePlayback.Step.part(Data("t".utf8)), .pause(0.05)]
+            let steps = Array(Array(repeating: ticks, count: 20_000).joined())
+            let transport = ScriptedTransport { _ in (200, [:], steps) }
             let recorder = StreamRecorder()
             let exchange = stream(SessionManager(transport: transport), recorder: recorder)
             try await Task.sleep(for: .milliseconds(delay))
