@@ -39,16 +39,14 @@ struct LoadingFile: @unchecked Sendable {  // Sendable: the loader is only read,
     /// The loader of `task`, a download task just resumed; `nil` without one to watch.
     init?(of task: URLSessionTask) {
         #if canImport(FoundationNetworking)
-            var mirror: Mirror? = Mirror(reflecting: task)
-            while let current = mirror {
-                if let lock = current.descendant("_protocolLock") as? NSLock {
-                    // The loading system replaces the loader under this lock; read it the same way.
-                    let loader = lock.withLock { current.descendant("_protocolStorage", 0) as AnyObject? }
-                    guard let loader, loader is URLProtocol else { return nil }
-                    self.loader = loader
-                    return
-                }
-                mirror = current.superclassMirror
+            if let level = Mirror.level(of: task, holding: "_protocolLock"),
+                let lock = level.descendant("_protocolLock") as? NSLock
+            {
+                // The loading system replaces the loader under this lock; read it the same way.
+                let loader = lock.withLock { level.descendant("_protocolStorage", 0) as AnyObject? }
+                guard let loader, loader is URLProtocol else { return nil }
+                self.loader = loader
+                return
             }
         #endif
         return nil
@@ -57,19 +55,26 @@ struct LoadingFile: @unchecked Sendable {  // Sendable: the loader is only read,
     /// Removes the loader's file, if it made one and it is still there (a success's file has been
     /// moved away by then). Only a file of the temporary folder is touched.
     func remove() {
-        var mirror: Mirror? = Mirror(reflecting: loader)
+        let label = "$__lazy_storage_$_tempFileURL"
+        // An `Optional<URL>`, nil until the loader wrote a byte.
+        guard let url = Mirror.level(of: loader, holding: label)?.descendant(label) as? URL, url.isFileURL,
+            url.deletingLastPathComponent().standardizedFileURL.path
+                == URL(fileURLWithPath: NSTemporaryDirectory()).standardizedFileURL.path
+        else { return }
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+extension Mirror {
+    /// The mirror of `subject`, or of the superclass of it, that has a stored property named
+    /// `label`; `nil` if none has.
+    fileprivate static func level(of subject: Any, holding label: String) -> Mirror? {
+        var mirror: Mirror? = Mirror(reflecting: subject)
         while let current = mirror {
-            // An `Optional<URL>`, nil until the loader wrote a byte.
-            if let stored = current.descendant("$__lazy_storage_$_tempFileURL") {
-                guard let url = stored as? URL, url.isFileURL,
-                    url.deletingLastPathComponent().standardizedFileURL.path
-                        == URL(fileURLWithPath: NSTemporaryDirectory()).standardizedFileURL.path
-                else { return }
-                try? FileManager.default.removeItem(at: url)
-                return
-            }
+            if current.children.contains(where: { $0.label == label }) { return current }
             mirror = current.superclassMirror
         }
+        return nil
     }
 }
 
@@ -128,12 +133,7 @@ struct LoadingFile: @unchecked Sendable {  // Sendable: the loader is only read,
 
         /// The serial queue `task` makes its loader and starts it on.
         private static func workQueue(of task: URLSessionTask) -> DispatchQueue? {
-            var mirror: Mirror? = Mirror(reflecting: task)
-            while let current = mirror {
-                if let queue = current.descendant("workQueue") as? DispatchQueue { return queue }
-                mirror = current.superclassMirror
-            }
-            return nil
+            Mirror.level(of: task, holding: "workQueue")?.descendant("workQueue") as? DispatchQueue
         }
     }
 #endif
