@@ -47,6 +47,17 @@ private final class TestClock: Sendable {
 @Suite struct HTTPCacheTests {
     fileprivate let url = URL(string: "https://api.strata.test/items") ?? URL(fileURLWithPath: "/")
     fileprivate let clock = TestClock()
+    /// The caches made over a folder: a cache writes its files in the background, and a write that
+    /// comes after the test removed the folder makes it again (left in the temporary folder).
+    private let cachesOverFolders = Locked<[HTTPCache]>([])
+
+    /// Removes `directory` once every cache made over it has written what it stored.
+    fileprivate func removeFolder(_ directory: URL) {
+        for cache in cachesOverFolders.value {
+            cache.flush()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
 
     fileprivate func manager(
         _ origin: OriginServer, shared: Bool = false, directory: URL? = nil, diskCapacity: Int = 64 * 1_048_576,
@@ -56,6 +67,9 @@ private final class TestClock: Sendable {
         let cache = HTTPCache(
             memoryCapacity: 1_048_576, directory: directory, diskCapacity: diskCapacity, isShared: shared,
             now: { clock.now })
+        if directory != nil {
+            cachesOverFolders.withLock { $0.append(cache) }
+        }
         return (SessionManager(transport: origin, acceptableStatusCodes: acceptable, cache: cache), cache)
     }
 
@@ -334,7 +348,7 @@ private final class TestClock: Sendable {
 
     @Test func entriesOnDiskOutliveTheCacheThatWroteThem() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { removeFolder(directory) }
         let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60", "ETag": "d"], "from disk") }
         let (first, firstCache) = manager(origin, directory: directory)
         _ = try await get(first)
@@ -352,7 +366,7 @@ private final class TestClock: Sendable {
     /// A folder named like an entry file is not one either, and is neither counted nor removed.
     @Test func removeAllRemovesTheEntriesAndNothingElseOfTheFolder() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { removeFolder(directory) }
         let lookalike = directory.appendingPathComponent("abc123.json")
         try FileManager.default.createDirectory(at: lookalike, withIntermediateDirectories: true)
         try Data("the user's".utf8).write(to: lookalike.appendingPathComponent("inside"))
@@ -387,7 +401,7 @@ private final class TestClock: Sendable {
     /// the folder held before the cache was made included.
     @Test func theFolderKeepsAtMostItsCapacity() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { removeFolder(directory) }
         let body = String(repeating: "x", count: 500)
         let origin = OriginServer { _ in (200, ["Cache-Control": "max-age=60"], body) }
         let urls = (0..<30).compactMap { URL(string: "https://api.strata.test/items/\($0)") }
@@ -486,7 +500,7 @@ extension HTTPCacheTests {
     /// in a plain file. The variant for no cookie is written as any response is.
     @Test func aVariantKeptForACookieIsNotWrittenToDisk() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { removeFolder(directory) }
         let jar = jar()
         let origin = pageVaryingByCookie(jar)
         let (first, firstCache) = manager(origin, directory: directory)
