@@ -187,8 +187,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         // Before the pipeline sees the response: the next hop of a redirect carries what it set.
-        if let (jar, request) = cookies {
-            jar.store(head.headers["Set-Cookie"], from: request)
+        let setCookies = head.headers["Set-Cookie"]
+        if let (jar, request) = cookies, !setCookies.isEmpty {
+            jar.store(setCookies, from: request)
         }
         let received = Self.head(head, url: url)
         let undecoded = decodes.flatMap {
