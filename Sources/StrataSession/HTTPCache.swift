@@ -248,9 +248,9 @@ public final class HTTPCache: Sendable {
         let hasLifetime =
             directives.seconds("max-age") != nil || (isShared && directives.seconds("s-maxage") != nil)
             || response.value(forHTTPHeaderField: "Expires") != nil
-        let hasValidator =
-            response.value(forHTTPHeaderField: "ETag") != nil
-            || response.value(forHTTPHeaderField: "Last-Modified") != nil
+        let hasValidator = ["ETag", "Last-Modified"].contains {
+            response.value(forHTTPHeaderField: $0).map(HTTPGrammar.isFieldValue) == true
+        }
         return hasLifetime || hasValidator
     }
 
@@ -554,8 +554,15 @@ struct CachedExchange: Codable, Sendable {
         headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
-    var etag: String? { header("ETag") }
-    var lastModified: String? { header("Last-Modified") }
+    var etag: String? { validator("ETag") }
+    var lastModified: String? { validator("Last-Modified") }
+
+    /// The stored field `name` as a validator: only a value that may go back in a request's field
+    /// as it is. One holding a control character (libcurl passes them on from a server) would reach
+    /// the wire past the check every field of a request passes; it validates nothing.
+    private func validator(_ name: String) -> String? {
+        header(name).flatMap { HTTPGrammar.isFieldValue($0) ? $0 : nil }
+    }
 
     /// Whether the entry answers only requests with a given credential: its response varies by a
     /// field ``/StrataCore/Redaction`` always hides (`Cookie`, `Authorization`), which its

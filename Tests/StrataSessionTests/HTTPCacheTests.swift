@@ -144,6 +144,30 @@ private final class TestClock: Sendable {
         #expect(origin.requests.last?.value(forHTTPHeaderField: "If-Modified-Since") == modified)
     }
 
+    /// A validator holding a control character (which libcurl passes on from a server) would go
+    /// back to the wire in `If-None-Match` or `If-Modified-Since` past every check a request's own
+    /// fields pass: it is not a validator at all.
+    @Test func aValidatorThatCannotBeSentBackIsNeverSent() async throws {
+        let origin = OriginServer { request in
+            switch request.url?.path {
+            case "/both": (200, ["ETag": "\"a\u{1}b\"", "Last-Modified": "Sat, 01 Nov 2026 10:00:00 GMT"], "both")
+            default: (200, ["ETag": "\"a\u{7F}b\"", "Last-Modified": "Sat, 01 Nov\u{0} 2026"], "none")
+            }
+        }
+        let (manager, _) = manager(origin)
+        let both = try #require(URL(string: "https://api.strata.test/both"))
+        let none = try #require(URL(string: "https://api.strata.test/none"))
+        for url in [both, none, both, none] {
+            _ = try await get(manager, url: url)
+        }
+        let sent = origin.requests.map { ($0.url, $0.allHTTPHeaderFields ?? [:]) }
+        #expect(sent.count == 4)
+        #expect(sent.allSatisfy { _, fields in fields.values.allSatisfy { HTTPGrammar.isFieldValue($0) } })
+        #expect(sent.last { $0.0 == both }?.1["If-Modified-Since"] == "Sat, 01 Nov 2026 10:00:00 GMT")
+        #expect(sent.last { $0.0 == both }?.1["If-None-Match"] == nil)
+        #expect(sent.last { $0.0 == none }?.1["If-None-Match"] == nil)
+    }
+
     @Test func noStoreIsNeverKeptAndNoCacheIsRevalidatedEveryTime() async throws {
         let origin = OriginServer { request in
             switch request.url?.path {
