@@ -312,9 +312,10 @@ public final class ResponseHead: Sendable {
     }
 
     /// How many times its size on the wire a content-coded body may decode to: a response that
-    /// decodes to more is a decompression bomb (AsyncHTTPClient's decompressor, configured by
-    /// `strataConfiguration()`, keeps the same ratio).
-    package static let decodedRatioLimit: Int64 = 500
+    /// decodes to more is a decompression bomb. A transport that decodes bodies itself keeps the
+    /// same ratio (`AsyncHTTPClientTransport`'s decoder, and the client decompressor its
+    /// `strataConfiguration()` sets up).
+    public static let decodedRatioLimit: Int64 = 500
 
     /// The error for a body of `received` bytes that decodes to more than ``decodedRatioLimit``
     /// times the `Content-Length` announced for its coded bytes, or `nil`. A body sent without a

@@ -28,6 +28,12 @@ package enum Gzip {
         return [0x78, 0x01] + storedBlocks(bytes) + littleEndian(adler).reversed()
     }
 
+    /// Raw deflate data, without the zlib stream's header and check value: what some servers
+    /// (Go's `compress/flate` behind `Content-Encoding: deflate`, among them) send as `deflate`.
+    package static func rawStored(_ bytes: [UInt8]) -> [UInt8] {
+        storedBlocks(bytes)
+    }
+
     private static func storedBlocks(_ bytes: [UInt8]) -> [UInt8] {
         var output: [UInt8] = []
         var offset = 0

@@ -372,6 +372,46 @@ struct Note: Codable, Equatable, Sendable {
         }
     }
 
+    /// Content codings as servers send them, decoded alike over both transports (libcurl decodes
+    /// each; over AsyncHTTPClient the transport does): `deflate` as raw deflate data (no zlib
+    /// header), `x-gzip`, a coding named in capitals, `identity` listed before `gzip`, and two
+    /// codings applied in turn. A body with bytes after the end of its gzip data fails over both.
+    @Test func contentCodingsAsServersSendThemAreDecoded() async throws {
+        let json = Array(#"{"fresh":true}"#.utf8)
+        let bodies: [String: (coding: String, body: [UInt8])] = [
+            "/raw-deflate": ("deflate", Gzip.rawStored(json)),
+            "/x-gzip": ("x-gzip", Gzip.stored(json)),
+            "/capitals": ("GZip", Gzip.stored(json)),
+            "/identity-first": ("identity, gzip", Gzip.stored(json)),
+            "/stacked": ("deflate, gzip", Gzip.stored(Gzip.zlibStored(json))),
+            "/trailing-bytes": ("gzip", Gzip.stored(json) + Array("garbage".utf8)),
+        ]
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                let target = String(head.split(separator: " ").dropFirst().first ?? "")
+                guard let (coding, body) = bodies[target] else { return }
+                let fields = "Content-Encoding: \(coding)\r\nContent-Type: application/json\r\n"
+                let reply = "HTTP/1.1 200 OK\r\n\(fields)Content-Length: \(body.count)\r\n\r\n"
+                guard connection.write(Array(reply.utf8) + body) else { return }
+            }
+        }
+        defer { server.shutdown() }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.url("/"), timeoutInterval: 5),
+                sessionManager: SessionManager.underTest()),
+            completionQueue: DispatchQueue(label: "EndToEndTests.codings"))
+        for path in bodies.keys.sorted() {
+            let result = await StaleConnectionTests.result(
+                Endpoint<Data>(path: String(path.dropFirst())), over: transfer)
+            if path == "/trailing-bytes" {
+                #expect(throws: DataTransferError.self, "GET \(path)") { try result.get() }
+            } else {
+                #expect((try? result.get()) == Data(json), "GET \(path): \(result)")
+            }
+        }
+    }
+
     @Test func aLargeStreamedBodyArrivesWholeAndIntact() async throws {
         try await Harness.with { (harness) async throws in
             let size = 8 * 1_048_576

@@ -18,9 +18,15 @@ import StrataSession
 /// Everything above the transport — adapters, retriers, authentication, redirects, validation,
 /// deadlines, caching, event monitors — is Strata's and works as over `URLSession`. Below it,
 /// AsyncHTTPClient sends each attempt: connection pooling, HTTP/2 when the server offers it, TLS by
-/// NIOSSL (custom roots and certificate pinning on Linux too), decompression of `gzip` and
-/// `deflate` bodies, and request bodies and downloads streamed with back-pressure, so a file of any
-/// size is sent or saved in bounded memory.
+/// NIOSSL (custom roots and certificate pinning on Linux too), and request bodies and downloads
+/// streamed with back-pressure, so a file of any size is sent or saved in bounded memory.
+///
+/// **Content codings** are decoded as `URLSession` (libcurl) decodes them: a request that names no
+/// `Accept-Encoding` asks for `gzip, deflate`, and the transport decodes the body as it arrives —
+/// `gzip` and `x-gzip`, `deflate` as a zlib stream or as the raw deflate data some servers send,
+/// several codings applied in turn — up to 500 times its size on the wire (a decompression bomb
+/// fails with `URLError(.cannotDecodeContentData)`). A request that names its own `Accept-Encoding`
+/// gets the body as it came.
 ///
 /// ```swift
 /// let transport = AsyncHTTPClientTransport()
@@ -66,7 +72,7 @@ public final class AsyncHTTPClientTransport: Transport {
     public let client: HTTPClient
     /// Whether the transport created the client, and so shuts it down.
     private let ownsClient: Bool
-    /// Whether the client decompresses bodies, so requests may ask for `gzip` and `deflate`.
+    /// Whether the client decompresses bodies itself; otherwise the transport does.
     private let decompresses: Bool
     /// Where cookies are kept: sent with each attempt to a URL they match, stored from each
     /// response's `Set-Cookie` fields; `nil` for none.
@@ -107,7 +113,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Creates a transport over a client of its own, shut down when the transport is released.
     /// - Parameters:
     ///   - configuration: The client's configuration. Whatever it says, the client follows no
-    ///     redirect (Strata's policy decides); by default, ``strataConfiguration()``.
+    ///     redirect (Strata's policy decides) and does not decompress (the transport decodes bodies
+    ///     itself, more codings than the client's decompressor reads); by default,
+    ///     ``strataConfiguration()``.
     ///   - serverTrust: Asked about the certificate of every TLS connection the client makes, after
     ///     NIOSSL verified it against the configuration's trust roots (see
     ///     `HTTPClient.Configuration.evaluatesServerTrust(with:)`); `nil` leaves it to NIOSSL.
@@ -128,15 +136,12 @@ public final class AsyncHTTPClientTransport: Transport {
         } else {
             configuration.verifiesServerHostNames()
         }
-        let decompresses: Bool
-        switch configuration.decompression {
-        case .enabled: decompresses = true
-        case .disabled: decompresses = false
-        }
+        // The transport decodes bodies itself, and more codings than the client's decompressor.
+        configuration.decompression = .disabled
         self.init(
             client: HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration),
             owned: true,
-            decompresses: decompresses,
+            decompresses: false,
             cookieStorage: cookieStorage
         )
     }
@@ -150,8 +155,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// set `httpVersion = .http1Only` and call `refusesStatusCodesBelow100()` on yours.
     /// - Parameters:
     ///   - client: A client whose configuration follows no redirect (`redirectConfiguration: .disallow`).
-    ///   - decompresses: Whether the client's configuration enables decompression; only then do
-    ///     requests that name no `Accept-Encoding` of their own ask for `gzip` and `deflate`.
+    ///   - decompresses: Whether the client's configuration enables decompression: then the client
+    ///     decodes `gzip` and `deflate` bodies (a zlib stream), and the transport fails a body in
+    ///     any other coding; otherwise the transport decodes them itself, as over a client of its own.
     ///   - cookieStorage: Where cookies are kept; `nil` for none. By default the shared storage, as
     ///     `URLSession` keeps them.
     public convenience init(
@@ -198,8 +204,9 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// The configuration of a client the transport creates: no redirects (the pipeline follows
     /// them), `gzip` and `deflate` bodies decompressed up to 500 times their size on the wire (a
-    /// guard against decompression bombs), connection failures reported at once rather than retried
-    /// until the deadline (Strata's retriers decide), HTTP/1.1 only, no tracing of its own
+    /// guard against decompression bombs) by a client of yours made with it (a transport that
+    /// makes its own client decodes bodies itself), connection failures reported at once rather
+    /// than retried until the deadline (Strata's retriers decide), HTTP/1.1 only, no tracing of its own
     /// (Strata's pipeline opens one span per request, for all its attempts), and a response with a
     /// status code below 100 failed rather than let trap the process
     /// (`HTTPClient.Configuration.refusesStatusCodesBelow100()`), and a connect timeout of
@@ -216,7 +223,7 @@ public final class AsyncHTTPClientTransport: Transport {
     public static func strataConfiguration() -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            decompression: .enabled(limit: .ratio(500))
+            decompression: .enabled(limit: .ratio(Int(ResponseHead.decodedRatioLimit)))
         )
         configuration.httpVersion = .http1Only
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -271,7 +278,7 @@ public final class AsyncHTTPClientTransport: Transport {
             transport: self,
             resend: request.body == nil && Self.isIdempotent(request.method) ? request : nil,
             cookies: cookieJar.map { ($0, attempt.request) },
-            decodes: namesCodings ? nil : decompresses
+            decoding: namesCodings ? .byCaller : decompresses ? .byClient : .byTransport
         )
         let task = client.execute(request: request, delegate: delegate)
         delegate.started(task)
@@ -302,7 +309,7 @@ public final class AsyncHTTPClientTransport: Transport {
             headers.add(name: name, value: value)
         }
         let namesCodings = headers.contains(name: "Accept-Encoding")
-        if decompresses, !namesCodings {
+        if !namesCodings {
             headers.add(name: "Accept-Encoding", value: "gzip, deflate")
         }
         // What `URLSession` adds to a request that names none, so that a server sees the same

@@ -57,8 +57,20 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         /// Whether the request has been sent again on a new connection (see ``resend``).
         var resent = false
         /// The content coding a successful response's body still arrives in, which nobody asked
-        /// for (see ``codingLeftEncoded(_:decompresses:)``); its first byte fails the exchange.
+        /// for and nobody decodes (see ``Decoding``); its first byte fails the exchange.
         var undecodedCoding: String?
+        /// What undoes the body's content codings, when the transport does.
+        var decoder: ContentDecoder?
+    }
+
+    /// Who undoes a response body's content codings.
+    enum Decoding {
+        /// The caller, whose request named its own `Accept-Encoding`: the body goes on as it came.
+        case byCaller
+        /// The client, whose configuration decompresses `gzip` and `deflate`.
+        case byClient
+        /// The transport (``ContentDecoder``).
+        case byTransport
     }
 
     private let url: URL
@@ -75,10 +87,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     private let transport: AsyncHTTPClientTransport
     /// Where the response's cookies are kept, and the request they answer; `nil` for none.
     private let cookies: (jar: CookieJar, request: URLRequest)?
-    /// Whether the client decodes `gzip` and `deflate` bodies, when the request let the transport
-    /// say which codings it accepts; `nil` when the request named its own `Accept-Encoding`, and
-    /// so takes whatever coding the body arrives in.
-    private let decodes: Bool?
+    /// Who undoes the body's content codings.
+    private let decoding: Decoding
 
     init(
         url: URL,
@@ -89,12 +99,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         transport: AsyncHTTPClientTransport,
         resend: HTTPClient.Request?,
         cookies: (jar: CookieJar, request: URLRequest)?,
-        decodes: Bool?
+        decoding: Decoding
     ) {
         self.url = url
         self.method = method
         self.cookies = cookies
-        self.decodes = decodes
+        self.decoding = decoding
         self.uploadLength = uploadLength
         self.uploadProgress = uploadProgress
         self.transport = transport
@@ -145,7 +155,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         transport = first.transport
         resend = nil
         cookies = first.cookies
-        decodes = first.decodes
+        decoding = first.decoding
     }
 
     /// The task is under way; a cancellation that came first cancels it now.
@@ -192,12 +202,24 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             jar.store(setCookies, from: request)
         }
         let received = Self.head(head, url: url)
-        let undecoded = decodes.flatMap {
-            (200..<300).contains(received.statusCode) ? Self.codingLeftEncoded(head, decompresses: $0) : nil
+        var (decoder, undecoded): (ContentDecoder?, String?) = (nil, nil)
+        switch decoding {
+        case .byCaller: break
+        case .byClient:
+            undecoded = Self.codingLeftEncoded(head)
+        case .byTransport where !hasNoBody(received):
+            switch ContentDecoder.plan(head.headers[canonicalForm: "Content-Encoding"].map(String.init)) {
+            case .none: break
+            case .decode(let found): decoder = found
+            case .unknown(let codings): undecoded = codings
+            }
+        case .byTransport: break
         }
         state.withLockedValue { state in
             state.head = received
-            state.undecodedCoding = undecoded
+            // A failure's body in a coding nobody decodes goes on as it came: it is shown, not read.
+            state.undecodedCoding = (200..<300).contains(received.statusCode) ? undecoded : nil
+            state.decoder = decoder
         }
         endIfAnsweredEarly(task)
         relay.push(received)
@@ -210,29 +232,45 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         // once the loop has handled the read that brought them: a body sent a byte a chunk becomes
         // a part per read, not a queued part per byte. A large one goes on now.
         let count = buffer.readableBytes
-        let part = count < Self.sharedPartMinimum ? nil : Self.data(buffer)
-        let (joinedBefore, opensTurn, small, undecoded) = state.withLockedValue { state -> (Data, Bool, Int, String?) in
-            if count > 0, let coding = state.undecodedCoding { return (Data(), false, 0, coding) }
+        let arrival = state.withLockedValue { state -> Arrival in
+            if count > 0, let coding = state.undecodedCoding {
+                return Arrival(failure: Self.undecodable(coding, url: url))
+            }
             state.received += Int64(count)
-            guard part == nil else {
+            var decoded: Data?
+            if let decoder = state.decoder {
+                do throws(ContentDecoder.DecodingFailure) {
+                    decoded = try decoder.decode(buffer)
+                } catch {
+                    return Arrival(failure: error.urlError(for: url))
+                }
+            }
+            let length = decoded?.count ?? count
+            guard length < Self.sharedPartMinimum else {
                 defer { state.small = Data() }
-                return (state.small, false, 0, nil)
+                return Arrival(joinedBefore: state.small, part: decoded ?? Self.data(buffer))
             }
             let wasEmpty = state.small.isEmpty
-            buffer.withUnsafeReadableBytes { state.small.append(contentsOf: $0) }
-            return (Data(), wasEmpty && count > 0, state.small.count, nil)
+            if let decoded {
+                state.small.append(decoded)
+            } else {
+                buffer.withUnsafeReadableBytes { state.small.append(contentsOf: $0) }
+            }
+            return Arrival(opensTurn: wasEmpty && length > 0, small: state.small.count)
         }
-        if let undecoded {
-            return task.eventLoop.makeFailedFuture(Self.undecodable(undecoded, url: url))
+        if let failure = arrival.failure {
+            return task.eventLoop.makeFailedFuture(failure)
         }
-        if let part {
-            if !joinedBefore.isEmpty { relay.push(joinedBefore) }
+        if let part = arrival.part {
+            if !arrival.joinedBefore.isEmpty { relay.push(arrival.joinedBefore) }
             relay.push(part)
-        } else if opensTurn {
+        } else if arrival.opensTurn {
             task.eventLoop.execute { self.relaySmallParts() }
         }
         // Read on at once while the consumer keeps up.
-        guard relay.bufferedBytes + small > Self.readAhead else { return task.eventLoop.makeSucceededVoidFuture() }
+        guard relay.bufferedBytes + arrival.small > Self.readAhead else {
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
         // Held: what the consumer is to take the relay down by must be in it.
         relaySmallParts()
         let promise = task.eventLoop.makePromise(of: Void.self)
@@ -248,6 +286,18 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
+
+    /// What became of a body part: relayed at once (after the small parts joined before it), or
+    /// joined for the end of the loop's turn, or a failure.
+    private struct Arrival {
+        var joinedBefore = Data()
+        var part: Data?
+        /// Whether it is the first part joined in this turn of the loop.
+        var opensTurn = false
+        /// The bytes joined so far in this turn.
+        var small = 0
+        var failure: URLError?
+    }
 
     /// Relays the small parts joined since the last time, as one part.
     private func relaySmallParts() {
@@ -299,10 +349,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// body was sent is complete, whatever became of the rest of the body.
     private func finish(_ result: Result<Void, any Error>) {
         if case .failure(let error) = result, resendsAfter(error) { return }
-        let (answeredEarly, held, head, received) = state.withLockedValue { state in
+        let (answeredEarly, held, head, received, decoder) = state.withLockedValue { state in
             // The task holds this delegate: no cycle outlives it.
-            defer { (state.held, state.task) = (nil, nil) }
-            return (state.answeredEarly, state.held, state.head, state.received)
+            defer { (state.held, state.task, state.decoder) = (nil, nil, nil) }
+            return (state.answeredEarly, state.held, state.head, state.received, state.decoder)
         }
         // No promise is left unfulfilled (SwiftNIO traps on one in a debug build).
         held?.succeed()
@@ -310,7 +360,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         relaySmallParts()
         switch result {
         case .success:
-            relay.end(nil)
+            do throws(ContentDecoder.DecodingFailure) {
+                try decoder?.finish()
+                relay.end(nil)
+            } catch {
+                relay.end(error.urlError(for: url))
+            }
         case .failure where answeredEarly:
             relay.end(nil)
         case .failure(let error as NIOHTTPDecompression.ExtraDecompressionError)
@@ -364,14 +419,15 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         }
     }
 
-    /// The content codings that leave `head`'s body encoded as it reaches the consumer, joined as
-    /// the field lists them; `nil` when it arrives decoded. The client decodes a body whose first
-    /// coding is `gzip` or `deflate` (when `decompresses`), and only that one; `identity` is none.
-    static func codingLeftEncoded(_ head: HTTPResponseHead, decompresses: Bool) -> String? {
+    /// The content codings that leave `head`'s body encoded as it reaches the consumer over a
+    /// client that decompresses, joined as the field lists them; `nil` when it arrives decoded.
+    /// SwiftNIO's decompressor decodes a body whose first coding is `gzip` or `deflate`, and only
+    /// that one; `identity` is none.
+    static func codingLeftEncoded(_ head: HTTPResponseHead) -> String? {
         let codings = head.headers[canonicalForm: "Content-Encoding"].map { $0.lowercased() }
         let applied = codings.filter { $0 != "identity" }
         guard !applied.isEmpty else { return nil }
-        if decompresses, applied.count == 1, codings.first == "gzip" || codings.first == "deflate" { return nil }
+        if applied.count == 1, codings.first == "gzip" || codings.first == "deflate" { return nil }
         return applied.joined(separator: ", ")
     }
 

@@ -128,22 +128,19 @@ import Testing
         }
     }
 
-    /// The client decodes a body whose first content coding is `gzip` or `deflate`, and only that
-    /// one (SwiftNIO's decompressor); any other coding leaves the body encoded.
+    /// A client that decompresses decodes a body whose first content coding is `gzip` or
+    /// `deflate`, and only that one (SwiftNIO's decompressor); any other coding leaves the body
+    /// encoded.
     @Test(arguments: [
-        ([String](), true, String?.none), (["identity"], true, nil), (["gzip"], true, nil), (["DEFLATE"], true, nil),
-        (["gzip", "identity"], true, nil), (["gzip"], false, "gzip"), (["br"], true, "br"),
-        (["x-gzip"], true, "x-gzip"),
-        (["gzip, br"], true, "gzip, br"), (["gzip", "br"], true, "gzip, br"), (["identity", "gzip"], true, "gzip"),
-        (["zstd"], false, "zstd"),
+        ([String](), String?.none), (["identity"], nil), (["gzip"], nil), (["DEFLATE"], nil),
+        (["gzip", "identity"], nil), (["br"], "br"), (["x-gzip"], "x-gzip"), (["gzip, br"], "gzip, br"),
+        (["gzip", "br"], "gzip, br"), (["identity", "gzip"], "gzip"),
     ])
-    func aBodyIsLeftEncodedByEveryCodingButTheOneTheClientDecodes(
-        codings: [String], decompresses: Bool, leftEncoded: String?
-    ) {
+    func aBodyIsLeftEncodedByEveryCodingButTheOneTheClientDecodes(codings: [String], leftEncoded: String?) {
         var headers = NIOHTTP1.HTTPHeaders()
         for coding in codings { headers.add(name: "Content-Encoding", value: coding) }
         let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
-        #expect(ResponseDelegate.codingLeftEncoded(head, decompresses: decompresses) == leftEncoded)
+        #expect(ResponseDelegate.codingLeftEncoded(head) == leftEncoded)
     }
 
     @Test func aResponseHeadKeepsItsFieldsInOrderAndBecomesAnHTTPURLResponseWithRepeatedHeadersJoined() throws {
@@ -488,6 +485,10 @@ struct CannedServer {
     let url: URL
 
     static func start(answer: String) async throws -> CannedServer {
+        try await start(answer: Array(answer.utf8))
+    }
+
+    static func start(answer: [UInt8]) async throws -> CannedServer {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -503,13 +504,13 @@ struct CannedServer {
     private final class Answer: ChannelInboundHandler, Sendable {
         typealias InboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
-        let bytes: String
-        init(bytes: String) { self.bytes = bytes }
+        let bytes: [UInt8]
+        init(bytes: [UInt8]) { self.bytes = bytes }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let request = unwrapInboundIn(data)
             guard request.readableBytesView.contains(UInt8(ascii: "\n")) else { return }
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: bytes)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
         }
     }
 }
