@@ -26,7 +26,13 @@ final class ContentDecoder: @unchecked Sendable {
         case decode(ContentDecoder)
         /// A coding it does not know, with the field's codings joined as it lists them.
         case unknown(String)
+        /// More codings than ``mostCodings``: how many.
+        case tooMany(Int)
     }
+
+    /// The most codings a body may arrive in, as libcurl allows: each holds about 40 KiB of zlib's
+    /// while the body arrives, and a field that named thousands would hold that many.
+    static let mostCodings = 5
 
     /// The inflaters, in the order the body goes through them: the last coding applied first.
     private let stages: [Inflater]
@@ -43,6 +49,7 @@ final class ContentDecoder: @unchecked Sendable {
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         guard !codings.isEmpty else { return .none }
+        guard codings.count <= mostCodings else { return .tooMany(codings.count) }
         var stages: [Inflater] = []
         for coding in codings.reversed() {
             switch coding {

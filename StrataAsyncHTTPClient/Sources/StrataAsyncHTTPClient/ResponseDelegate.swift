@@ -56,9 +56,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var cancelled = false
         /// Whether the request has been sent again on a new connection (see ``resend``).
         var resent = false
-        /// The content coding a successful response's body still arrives in, which nobody asked
-        /// for and nobody decodes (see ``Decoding``); its first byte fails the exchange.
-        var undecodedCoding: String?
+        /// Why a successful response's body, in a content coding nobody asked for and nobody
+        /// decodes (see ``Decoding``), cannot be read; its first byte fails the exchange.
+        var undecodable: String?
         /// What undoes the body's content codings, when the transport does.
         var decoder: ContentDecoder?
     }
@@ -202,23 +202,28 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             jar.store(setCookies, from: request)
         }
         let received = Self.head(head, url: url)
-        var (decoder, undecoded): (ContentDecoder?, String?) = (nil, nil)
+        // Why the body cannot be decoded, if it cannot.
+        var (decoder, undecodable): (ContentDecoder?, String?) = (nil, nil)
         switch decoding {
         case .byCaller: break
         case .byClient:
-            undecoded = Self.codingLeftEncoded(head)
+            undecodable = Self.codingLeftEncoded(head).map(Self.unasked)
         case .byTransport where !hasNoBody(received):
             switch ContentDecoder.plan(head.headers[canonicalForm: "Content-Encoding"].map(String.init)) {
             case .none: break
             case .decode(let found): decoder = found
-            case .unknown(let codings): undecoded = codings
+            case .unknown(let codings): undecodable = Self.unasked(codings)
+            case .tooMany(let count):
+                undecodable =
+                    "the body arrived in \(count) content codings applied in turn, more than the "
+                    + "\(ContentDecoder.mostCodings) the transport decodes"
             }
         case .byTransport: break
         }
         state.withLockedValue { state in
             state.head = received
             // A failure's body in a coding nobody decodes goes on as it came: it is shown, not read.
-            state.undecodedCoding = (200..<300).contains(received.statusCode) ? undecoded : nil
+            state.undecodable = (200..<300).contains(received.statusCode) ? undecodable : nil
             state.decoder = decoder
         }
         endIfAnsweredEarly(task)
@@ -233,8 +238,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         // a part per read, not a queued part per byte. A large one goes on now.
         let count = buffer.readableBytes
         let arrival = state.withLockedValue { state -> Arrival in
-            if count > 0, let coding = state.undecodedCoding {
-                return Arrival(failure: Self.undecodable(coding, url: url))
+            if count > 0, let reason = state.undecodable {
+                return Arrival(failure: Self.undecodable(reason, url: url))
             }
             state.received += Int64(count)
             var decoded: Data?
@@ -431,17 +436,19 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         return applied.joined(separator: ", ")
     }
 
-    /// A body in `coding`, which the request did not ask for and the client cannot decode, fails as
-    /// `URLSession` fails one: `URLError(.cannotDecodeContentData)`, not bytes handed on as if decoded.
-    static func undecodable(_ coding: String, url: URL) -> URLError {
+    /// A body that cannot be decoded, for `reason`, fails as `URLSession` fails one:
+    /// `URLError(.cannotDecodeContentData)`, not bytes handed on as if decoded.
+    static func undecodable(_ reason: String, url: URL) -> URLError {
         URLError(
-            .cannotDecodeContentData,
-            userInfo: [
-                NSLocalizedDescriptionKey:
-                    "the body arrived in the content coding '\(coding)', which the request did not ask for and "
-                    + "the client does not decode",
-                NSURLErrorFailingURLErrorKey: url,
-            ])
+            .cannotDecodeContentData, userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url])
+    }
+
+    /// Why a body in `codings` (as the field lists them), which the request did not ask for,
+    /// cannot be read; a long list is cut.
+    static func unasked(_ codings: String) -> String {
+        let named = codings.count > 100 ? codings.prefix(100) + "…" : Substring(codings)
+        return "the body arrived in the content coding '\(named)', which the request did not ask for and the "
+            + "client does not decode"
     }
 
     /// The response head as the pipeline takes it: fields in the order received.

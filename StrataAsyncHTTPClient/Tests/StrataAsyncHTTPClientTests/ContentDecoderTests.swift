@@ -119,6 +119,19 @@ import Testing
         }
     }
 
+    /// A field that names thousands of codings would hold some 40 KiB of zlib's for each: more
+    /// than five are not decoded, as libcurl decodes no more.
+    @Test func moreThanFiveCodingsAreNotDecoded() {
+        guard case .decode = ContentDecoder.plan([Array(repeating: "gzip", count: 5).joined(separator: ",")]) else {
+            Issue.record("five codings are not decoded")
+            return
+        }
+        guard case .tooMany(10_000) = ContentDecoder.plan(Array(repeating: "gzip, deflate", count: 5_000)) else {
+            Issue.record("10,000 codings planned")
+            return
+        }
+    }
+
     /// No bytes at all are an empty body, as libcurl takes them; a body whose first part is one
     /// byte of a `deflate` stream waits for the second to tell zlib from raw data.
     @Test func anEmptyBodyIsEmptyAndAOneBytePartWaits() throws {
