@@ -9,6 +9,19 @@ public protocol ResponseDecoder: Sendable {
     /// Decodes `data` as a `T`.
     /// - Throws: any error that says why the body is not a `T`.
     func decode<T: Decodable>(_ data: Data, as type: T.Type) throws -> T
+
+    /// Decodes `data`, which came with the media type `contentType` (the response's
+    /// `Content-Type` field, if it had one), as a `T`: what the data-transfer layer calls. A
+    /// decoder whose format says its text encoding there reads it (``StringResponseDecoder``); by
+    /// default the media type is ignored and ``decode(_:as:)`` decodes.
+    func decode<T: Decodable>(_ data: Data, contentType: String?, as type: T.Type) throws -> T
+}
+
+extension ResponseDecoder {
+    /// ``decode(_:as:)``, the media type ignored.
+    public func decode<T: Decodable>(_ data: Data, contentType: String?, as type: T.Type) throws -> T {
+        try decode(data, as: type)
+    }
 }
 
 /// Decodes JSON bodies with a `JSONDecoder` you can configure.
@@ -60,27 +73,80 @@ public struct RawDataResponseDecoder: ResponseDecoder {
     }
 }
 
-/// Returns the body as text in a given encoding; the response type must be `String`.
+/// Returns the body as text; the response type must be `String`.
+///
+/// The text encoding is the one given, else the one the response's `Content-Type` names
+/// (`text/plain; charset=iso-8859-1`), else UTF-8, as Alamofire's `responseString` reads it. The
+/// charsets named are those of ``encoding(forCharset:)``; another is read as UTF-8.
 public struct StringResponseDecoder: ResponseDecoder {
-    /// The text encoding of the body. Defaults to UTF-8.
-    public let encoding: String.Encoding
+    /// The text encoding of every body, whatever its response says; `nil` (the default) for the
+    /// charset its `Content-Type` names, else UTF-8.
+    public let encoding: String.Encoding?
 
     /// Creates the decoder.
-    public init(encoding: String.Encoding = .utf8) {
+    public init(encoding: String.Encoding? = nil) {
         self.encoding = encoding
     }
 
-    /// Returns the body as text.
+    /// Returns the body as text, in ``encoding`` or UTF-8.
     /// - Throws: ``ResponseDecodingError/invalidText(encoding:)`` when the bytes are not valid in
-    ///   ``encoding``, ``ResponseDecodingError/unsupportedType(_:decoder:)`` unless `T` is `String`.
+    ///   that encoding, ``ResponseDecodingError/unsupportedType(_:decoder:)`` unless `T` is `String`.
     public func decode<T: Decodable>(_ data: Data, as type: T.Type) throws -> T {
+        try decode(data, contentType: nil, as: type)
+    }
+
+    /// Returns the body as text, in ``encoding``, else the charset `contentType` names, else UTF-8.
+    /// - Throws: ``ResponseDecodingError/invalidText(encoding:)`` when the bytes are not valid in
+    ///   that encoding, ``ResponseDecodingError/unsupportedType(_:decoder:)`` unless `T` is `String`.
+    public func decode<T: Decodable>(_ data: Data, contentType: String?, as type: T.Type) throws -> T {
         guard type == String.self else {
             throw ResponseDecodingError.unsupportedType(String(describing: type), decoder: "StringResponseDecoder")
         }
+        let encoding = encoding ?? contentType.flatMap(Self.charset).flatMap(Self.encoding(forCharset:)) ?? .utf8
         guard let text = String(data: data, encoding: encoding), let value = text as? T else {
             throw ResponseDecodingError.invalidText(encoding: String(describing: encoding))
         }
         return value
+    }
+
+    /// The `charset` parameter of a media type (`text/html; charset="UTF-8"` gives `UTF-8`).
+    static func charset(of mediaType: String) -> String? {
+        for parameter in mediaType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else {
+                continue
+            }
+            return pair[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        }
+        return nil
+    }
+
+    /// The text encoding a `charset` names, in any case (IANA's names and their common aliases):
+    /// UTF-8, UTF-16 and UTF-32 (and their `LE` and `BE` forms), US-ASCII, ISO-8859-1 and -2,
+    /// windows-1250 to -1254, Shift_JIS, EUC-JP, ISO-2022-JP and macintosh; `nil` for another.
+    public static func encoding(forCharset charset: String) -> String.Encoding? {
+        switch charset.lowercased() {
+        case "utf-8", "utf8": .utf8
+        case "utf-16": .utf16
+        case "utf-16le": .utf16LittleEndian
+        case "utf-16be": .utf16BigEndian
+        case "utf-32": .utf32
+        case "utf-32le": .utf32LittleEndian
+        case "utf-32be": .utf32BigEndian
+        case "us-ascii", "ascii": .ascii
+        case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "l1": .isoLatin1
+        case "iso-8859-2", "iso8859-2", "iso_8859-2", "latin2", "l2": .isoLatin2
+        case "windows-1250", "cp1250": .windowsCP1250
+        case "windows-1251", "cp1251": .windowsCP1251
+        case "windows-1252", "cp1252": .windowsCP1252
+        case "windows-1253", "cp1253": .windowsCP1253
+        case "windows-1254", "cp1254": .windowsCP1254
+        case "shift_jis", "shift-jis", "sjis": .shiftJIS
+        case "euc-jp": .japaneseEUC
+        case "iso-2022-jp": .iso2022JP
+        case "macintosh", "mac", "x-mac-roman": .macOSRoman
+        default: nil
+        }
     }
 }
 

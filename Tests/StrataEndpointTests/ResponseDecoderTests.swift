@@ -63,6 +63,34 @@ import Testing
         }
     }
 
+    /// Without an encoding of its own, the decoder reads the charset the response's media type
+    /// names, in any case and quoted or not, and UTF-8 when it names none or one it does not know;
+    /// an encoding given wins over the charset.
+    @Test(
+        arguments: [
+            ("text/plain; charset=iso-8859-1", [0x63, 0x61, 0x66, 0xE9], "café"),
+            ("text/plain;charset=\"ISO-8859-1\"", [0x63, 0x61, 0x66, 0xE9], "café"),
+            ("text/html; Charset = windows-1252 ; q=1", [0x80, 0x31], "€1"),
+            ("text/plain; format=flowed; charset=utf-16le", [0x68, 0x00, 0xE9, 0x00], "hé"),
+            ("text/plain; charset=windows-1251", [0xEF, 0xF0, 0xE8], "при"),
+            ("text/plain", [0x63, 0x61, 0x66, 0xC3, 0xA9], "café"),
+            ("text/plain; charset=klingon", [0x63, 0x61, 0x66, 0xC3, 0xA9], "café"),
+            ("charset=iso-8859-1", [0x63, 0x61, 0x66, 0xC3, 0xA9], "café"),
+        ] as [(String, [UInt8], String)])
+    func stringDecoderReadsTheCharsetTheResponseNames(contentType: String, bytes: [UInt8], text: String) throws {
+        #expect(try StringResponseDecoder().decode(Data(bytes), contentType: contentType, as: String.self) == text)
+    }
+
+    @Test func anEncodingGivenWinsOverTheResponsesCharset() throws {
+        let decoder = StringResponseDecoder(encoding: .utf8)
+        #expect(throws: ResponseDecodingError.invalidText(encoding: String(describing: String.Encoding.utf8))) {
+            try decoder.decode(Data([0x63, 0xE9]), contentType: "text/plain; charset=iso-8859-1", as: String.self)
+        }
+        #expect(throws: ResponseDecodingError.self) {
+            try StringResponseDecoder().decode(Data([0x63, 0xE9]), as: String.self)
+        }
+    }
+
     @Test func endpointsPickTheDecoderThatFitsTheirResponseType() throws {
         #expect(Endpoint<Data>(path: "x").responseDecoder is RawDataResponseDecoder)
         #expect(Endpoint<String>(path: "x").responseDecoder is StringResponseDecoder)

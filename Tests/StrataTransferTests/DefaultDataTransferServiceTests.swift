@@ -85,6 +85,16 @@ func makeService(
         #expect(try await service.request(Endpoint<Data>(path: "empty")) == Data())
     }
 
+    /// The data-transfer layer hands the decoder the response's media type: a `String` endpoint
+    /// reads the charset it names.
+    @Test func aStringEndpointReadsTheCharsetItsResponseNames() async throws {
+        let latin1 = NetworkResponse(
+            statusCode: 200, headers: ["Content-Type": "text/plain; charset=ISO-8859-1"],
+            body: Data([0x63, 0x61, 0x66, 0xE9]))
+        let (service, _) = makeService([.success(latin1)])
+        #expect(try await service.request(Endpoint<String>(path: "text")) == "café")
+    }
+
     @Test func aBodyThatDoesNotDecodeIsAParsingErrorKeepingTheRawBody() async throws {
         let (service, _) = makeService([.success(json(#"{"id": "one"}"#))])
         do {

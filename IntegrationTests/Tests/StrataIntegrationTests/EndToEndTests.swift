@@ -412,6 +412,33 @@ struct Note: Codable, Equatable, Sendable {
         }
     }
 
+    /// A `String` endpoint reads the text in the charset its response names, as Alamofire's
+    /// `responseString` does: ISO-8859-1 and windows-1252 from a server that still sends them.
+    @Test func textArrivesInTheCharsetItsResponseNames() async throws {
+        let bodies: [String: (type: String, body: [UInt8])] = [
+            "/latin1": ("text/plain; charset=ISO-8859-1", [0x63, 0x61, 0x66, 0xE9]),
+            "/windows": ("text/html;charset=\"windows-1252\"", [0x63, 0x61, 0x66, 0xE9, 0x20, 0x80]),
+            "/utf8": ("text/plain", Array("café".utf8)),
+        ]
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                let target = String(head.split(separator: " ").dropFirst().first ?? "")
+                guard let (type, body) = bodies[target] else { return }
+                let reply = "HTTP/1.1 200 OK\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n\r\n"
+                guard connection.write(Array(reply.utf8) + body) else { return }
+            }
+        }
+        defer { server.shutdown() }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.url("/"), timeoutInterval: 5),
+                sessionManager: SessionManager.underTest()),
+            completionQueue: DispatchQueue(label: "EndToEndTests.charsets"))
+        for (path, text) in [("latin1", "café"), ("windows", "café €"), ("utf8", "café")] {
+            #expect(try await transfer.request(Endpoint<String>(path: path)) == text, "GET /\(path)")
+        }
+    }
+
     @Test func aLargeStreamedBodyArrivesWholeAndIntact() async throws {
         try await Harness.with { (harness) async throws in
             let size = 8 * 1_048_576
