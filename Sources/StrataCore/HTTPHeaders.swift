@@ -87,6 +87,16 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
         fields.filter { $0.name.caseInsensitiveEquals(name) }.map { $0.value }
     }
 
+    /// Every value for `name` joined by commas, as RFC 9110 (5.3) combines a repeated field;
+    /// `nil` when there is none.
+    package func joinedValue(for name: String) -> String? {
+        var joined: String?
+        for field in fields where field.name.caseInsensitiveEquals(name) {
+            joined = joined.map { $0 + ", " + field.value } ?? field.value
+        }
+        return joined
+    }
+
     /// Whether a field with `name` exists, compared without case.
     public func contains(name: String) -> Bool {
         fields.contains { $0.name.caseInsensitiveEquals(name) }

@@ -328,7 +328,7 @@ public struct DefaultDataTransferService: DataTransferService {
             return value
         }
         do {
-            return try decoder.decode(response.body, contentType: response.headers["Content-Type"], as: Value.self)
+            return try decoder.decode(response.body, contentType: response.headerValue("Content-Type"), as: Value.self)
         } catch {
             throw response.body.isEmpty ? .noResponse : .parsing(error, body: response.body)
         }

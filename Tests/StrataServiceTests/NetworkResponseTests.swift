@@ -1,6 +1,7 @@
 import Foundation
 import StrataCore
 import StrataService
+import StrataSession
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -25,6 +26,29 @@ import Testing
         // FoundationNetworking may recase a name ("Etag"); the order is by name, without case.
         #expect(response.headers.map { $0.name.lowercased() } == ["content-type", "etag", "x-trace"])
         #expect(response.headers["etag"] == "\"v1\"")
+    }
+
+    /// A field read alone is the value ``NetworkResponse/headers`` gives, whatever the response
+    /// was made from, read before the conversion and after it.
+    @Test func aFieldReadAloneIsTheValueTheHeadersGive() throws {
+        let head = ResponseHead(
+            url: Self.url, statusCode: 200, httpVersion: "HTTP/1.1",
+            headers: HTTPHeaders([
+                HTTPHeader(name: "content-type", value: "text/plain; charset=latin1"),
+                HTTPHeader(name: "Vary", value: "Accept"), HTTPHeader(name: "vary", value: "Cookie"),
+            ]))
+        let responses = [
+            NetworkResponse(head, body: Data()), NetworkResponse(try Self.urlResponse(), body: nil),
+            NetworkResponse(statusCode: 200, headers: ["Content-Type": "text/html", "Vary": "Accept"]),
+        ]
+        for response in responses {
+            for name in ["Content-Type", "CONTENT-TYPE", "Vary", "Missing"] {
+                let alone = response.headerValue(name)
+                #expect(alone == response.headers[name], "\(name) of \(response.headers)")
+                #expect(response.headerValue(name) == alone)
+            }
+        }
+        #expect(responses[0].headerValue("vary") == "Accept, Cookie")
     }
 
     @Test func itEqualsAndHashesAsTheSameResponseMadeFromItsFields() throws {
