@@ -378,36 +378,24 @@ struct Note: Codable, Equatable, Sendable {
     /// codings applied in turn. A body with bytes after the end of its gzip data fails over both.
     @Test func contentCodingsAsServersSendThemAreDecoded() async throws {
         let json = Array(#"{"fresh":true}"#.utf8)
-        let bodies: [String: (coding: String, body: [UInt8])] = [
-            "/raw-deflate": ("deflate", Gzip.rawStored(json)),
-            "/x-gzip": ("x-gzip", Gzip.stored(json)),
-            "/capitals": ("GZip", Gzip.stored(json)),
-            "/identity-first": ("identity, gzip", Gzip.stored(json)),
-            "/stacked": ("deflate, gzip", Gzip.stored(Gzip.zlibStored(json))),
-            "/trailing-bytes": ("gzip", Gzip.stored(json) + Array("garbage".utf8)),
+        let type = "Content-Type: application/json\r\n"
+        let answers: [String: (fields: String, body: [UInt8])] = [
+            "/raw-deflate": ("Content-Encoding: deflate\r\n" + type, Gzip.rawStored(json)),
+            "/x-gzip": ("Content-Encoding: x-gzip\r\n" + type, Gzip.stored(json)),
+            "/capitals": ("Content-Encoding: GZip\r\n" + type, Gzip.stored(json)),
+            "/identity-first": ("Content-Encoding: identity, gzip\r\n" + type, Gzip.stored(json)),
+            "/stacked": ("Content-Encoding: deflate, gzip\r\n" + type, Gzip.stored(Gzip.zlibStored(json))),
+            "/trailing-bytes": ("Content-Encoding: gzip\r\n" + type, Gzip.stored(json) + Array("garbage".utf8)),
         ]
-        let server = try RawServer { connection in
-            while let head = connection.readHead() {
-                let target = String(head.split(separator: " ").dropFirst().first ?? "")
-                guard let (coding, body) = bodies[target] else { return }
-                let fields = "Content-Encoding: \(coding)\r\nContent-Type: application/json\r\n"
-                let reply = "HTTP/1.1 200 OK\r\n\(fields)Content-Length: \(body.count)\r\n\r\n"
-                guard connection.write(Array(reply.utf8) + body) else { return }
-            }
-        }
-        defer { server.shutdown() }
-        let transfer = DefaultDataTransferService(
-            networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.url("/"), timeoutInterval: 5),
-                sessionManager: SessionManager.underTest()),
-            completionQueue: DispatchQueue(label: "EndToEndTests.codings"))
-        for path in bodies.keys.sorted() {
-            let result = await StaleConnectionTests.result(
-                Endpoint<Data>(path: String(path.dropFirst())), over: transfer)
-            if path == "/trailing-bytes" {
-                #expect(throws: DataTransferError.self, "GET \(path)") { try result.get() }
-            } else {
-                #expect((try? result.get()) == Data(json), "GET \(path): \(result)")
+        try await Self.answering(answers) { (transfer) async throws in
+            for path in answers.keys.sorted() {
+                let result = await StaleConnectionTests.result(
+                    Endpoint<Data>(path: String(path.dropFirst())), over: transfer)
+                if path == "/trailing-bytes" {
+                    #expect(throws: DataTransferError.self, "GET \(path)") { try result.get() }
+                } else {
+                    #expect((try? result.get()) == Data(json), "GET \(path): \(result)")
+                }
             }
         }
     }
@@ -415,28 +403,39 @@ struct Note: Codable, Equatable, Sendable {
     /// A `String` endpoint reads the text in the charset its response names, as Alamofire's
     /// `responseString` does: ISO-8859-1 and windows-1252 from a server that still sends them.
     @Test func textArrivesInTheCharsetItsResponseNames() async throws {
-        let bodies: [String: (type: String, body: [UInt8])] = [
-            "/latin1": ("text/plain; charset=ISO-8859-1", [0x63, 0x61, 0x66, 0xE9]),
-            "/windows": ("text/html;charset=\"windows-1252\"", [0x63, 0x61, 0x66, 0xE9, 0x20, 0x80]),
-            "/utf8": ("text/plain", Array("café".utf8)),
+        let answers: [String: (fields: String, body: [UInt8])] = [
+            "/latin1": ("Content-Type: text/plain; charset=ISO-8859-1\r\n", [0x63, 0x61, 0x66, 0xE9]),
+            "/windows": ("Content-Type: text/html;charset=\"windows-1252\"\r\n", [0x63, 0x61, 0x66, 0xE9, 0x20, 0x80]),
+            "/utf8": ("Content-Type: text/plain\r\n", Array("café".utf8)),
         ]
+        try await Self.answering(answers) { (transfer) async throws in
+            for (path, text) in [("latin1", "café"), ("windows", "café €"), ("utf8", "café")] {
+                #expect(try await transfer.request(Endpoint<String>(path: path)) == text, "GET /\(path)")
+            }
+        }
+    }
+
+    /// Runs `body` with a data-transfer stack over a server that answers each path of `answers`
+    /// with `200`, the answer's fields and its body.
+    private static func answering(
+        _ answers: [String: (fields: String, body: [UInt8])],
+        _ body: (DefaultDataTransferService) async throws -> Void
+    ) async throws {
         let server = try RawServer { connection in
             while let head = connection.readHead() {
                 let target = String(head.split(separator: " ").dropFirst().first ?? "")
-                guard let (type, body) = bodies[target] else { return }
-                let reply = "HTTP/1.1 200 OK\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n\r\n"
+                guard let (fields, body) = answers[target] else { return }
+                let reply = "HTTP/1.1 200 OK\r\n\(fields)Content-Length: \(body.count)\r\n\r\n"
                 guard connection.write(Array(reply.utf8) + body) else { return }
             }
         }
         defer { server.shutdown() }
-        let transfer = DefaultDataTransferService(
-            networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.url("/"), timeoutInterval: 5),
-                sessionManager: SessionManager.underTest()),
-            completionQueue: DispatchQueue(label: "EndToEndTests.charsets"))
-        for (path, text) in [("latin1", "café"), ("windows", "café €"), ("utf8", "café")] {
-            #expect(try await transfer.request(Endpoint<String>(path: path)) == text, "GET /\(path)")
-        }
+        try await body(
+            DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: server.url("/"), timeoutInterval: 5),
+                    sessionManager: SessionManager.underTest()),
+                completionQueue: DispatchQueue(label: "EndToEndTests.answering")))
     }
 
     @Test func aLargeStreamedBodyArrivesWholeAndIntact() async throws {
