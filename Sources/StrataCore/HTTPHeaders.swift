@@ -92,7 +92,13 @@ public struct HTTPHeaders: Hashable, Sendable, RandomAccessCollection, Expressib
     package func joinedValue(for name: String) -> String? {
         var joined: String?
         for field in fields where field.name.caseInsensitiveEquals(name) {
-            joined = joined.map { $0 + ", " + field.value } ?? field.value
+            // Appended in place: a head of thousands of such fields costs their length, not its square.
+            if joined == nil {
+                joined = field.value
+            } else {
+                joined?.append(", ")
+                joined?.append(field.value)
+            }
         }
         return joined
     }

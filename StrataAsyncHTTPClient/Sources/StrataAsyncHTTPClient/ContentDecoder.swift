@@ -17,7 +17,7 @@ import StrataSession
 /// decompression bomb), before it is held in memory.
 ///
 /// Used by one response's delegate, one part at a time, under its lock (hence `Sendable`).
-final class ContentDecoder: @unchecked Sendable {
+final class ContentDecoder: @unchecked Sendable {  // Sendable: the delegate's `state` lock guards every use.
     /// What a `Content-Encoding` field asks of a decoder.
     enum Plan {
         /// No coding but `identity`: the body is as it was sent.
@@ -34,17 +34,26 @@ final class ContentDecoder: @unchecked Sendable {
     /// while the body arrives, and a field that named thousands would hold that many.
     static let mostCodings = 5
 
+    /// The most bytes one coding may make of one part of the body. One coding makes at most about
+    /// 1,032 bytes of a byte (deflate's longest match), some 66 MiB of a read of 64 KiB; codings in
+    /// turn multiply that, and a server that first sent enough of a body to be allowed gigabytes
+    /// by the ratio could have one part make them at once, in memory.
+    static let mostAtOnce = 128 << 20
+
     /// The inflaters, in the order the body goes through them: the last coding applied first.
     private let stages: [Inflater]
     /// The bytes received on the wire.
     private var received: Int64 = 0
+    private let mostAtOnce: Int
 
-    private init(_ stages: [Inflater]) {
+    private init(_ stages: [Inflater], mostAtOnce: Int) {
         self.stages = stages
+        self.mostAtOnce = mostAtOnce
     }
 
-    /// The plan for a body whose `Content-Encoding` field has `values` (each may list several).
-    static func plan(_ values: [String]) -> Plan {
+    /// The plan for a body whose `Content-Encoding` field has `values` (each may list several);
+    /// `mostAtOnce` is ``mostAtOnce`` but in tests.
+    static func plan(_ values: [String], mostAtOnce: Int = mostAtOnce) -> Plan {
         let codings = values.flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
@@ -58,7 +67,7 @@ final class ContentDecoder: @unchecked Sendable {
             default: return .unknown(codings.joined(separator: ", "))
             }
         }
-        return .decode(ContentDecoder(stages))
+        return .decode(ContentDecoder(stages, mostAtOnce: mostAtOnce))
     }
 
     /// The decoded bytes of the next part of the body.
@@ -69,7 +78,7 @@ final class ContentDecoder: @unchecked Sendable {
         let most = limit.overflow ? Int64.max : limit.partialValue
         var bytes = Data(buffer: part, byteTransferStrategy: .noCopy)
         for stage in stages {
-            bytes = try stage.inflate(bytes, upTo: most)
+            bytes = try stage.inflate(bytes, upTo: most, atOnce: mostAtOnce)
         }
         return bytes
     }
@@ -93,6 +102,8 @@ final class ContentDecoder: @unchecked Sendable {
         case trailingBytes(String)
         /// The body decodes to more than the limit allows.
         case bomb(received: Int64)
+        /// One part of the body decodes to more than this many bytes.
+        case tooMuchAtOnce(Int)
 
         /// The failure as `URLSession` reports one: `URLError(.cannotDecodeContentData)`.
         func urlError(for url: URL) -> URLError {
@@ -107,6 +118,8 @@ final class ContentDecoder: @unchecked Sendable {
                 case .bomb(let received):
                     "the body decodes to more than \(ResponseHead.decodedRatioLimit) times the \(received) bytes "
                         + "of its content coding"
+                case .tooMuchAtOnce(let most):
+                    "one part of the body decodes to more than \(most) bytes at once"
                 }
             return URLError(
                 .cannotDecodeContentData,
@@ -156,8 +169,11 @@ private final class Inflater {
         stream.deallocate()
     }
 
-    /// `input` inflated, failing once this stage has made more than `most` bytes in all.
-    func inflate(_ input: Data, upTo most: Int64) throws(ContentDecoder.DecodingFailure) -> Data {
+    /// `input` inflated, failing once this stage has made more than `most` bytes in all, or more
+    /// than `atOnce` of `input` (which keeps every stage's input within `avail_in`'s 32 bits).
+    func inflate(
+        _ input: Data, upTo most: Int64, atOnce: Int
+    ) throws(ContentDecoder.DecodingFailure) -> Data {
         var input = input
         if !started {
             if let first {
@@ -189,6 +205,10 @@ private final class Inflater {
                     made += Int64(count)
                     if made > most {
                         failure = .bomb(received: most / ResponseHead.decodedRatioLimit)
+                        break
+                    }
+                    guard output.count + count <= atOnce else {
+                        failure = .tooMuchAtOnce(atOnce)
                         break
                     }
                     output.append(out, count: count)

@@ -103,6 +103,33 @@ import Testing
         #expect(Int64(decoded) <= received * ResponseHead.decodedRatioLimit)
     }
 
+    /// Codings in turn multiply: a part the ratio allows (the body began with bytes that do not
+    /// compress) may still not decode to more than `mostAtOnce` at once. The same body decodes
+    /// where it may.
+    @Test func codingsInTurnMakeNoMoreThanTheMostAtOnceOfOnePart() throws {
+        var random = SystemRandomNumberGenerator()
+        let noise = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let wire = Self.compressed(Self.compressed(noise + [UInt8](repeating: 0, count: 4 << 20), .gzip), .gzip)
+        for (most, fails) in [(1 << 20, true), (ContentDecoder.mostAtOnce, false)] {
+            guard case .decode(let decoder) = ContentDecoder.plan(["gzip, gzip"], mostAtOnce: most) else {
+                Issue.record("gzip, gzip not planned")
+                return
+            }
+            var failure: ContentDecoder.DecodingFailure?
+            var decoded = 0
+            for start in stride(from: 0, to: wire.count, by: 16_384) {
+                do {
+                    decoded += try decoder.decode(Self.buffer(wire[start..<min(start + 16_384, wire.count)])).count
+                } catch {
+                    failure = error
+                    break
+                }
+            }
+            #expect(failure == (fails ? .tooMuchAtOnce(most) : nil))
+            if !fails { #expect(decoded == noise.count + 4 << 20) }
+        }
+    }
+
     @Test func theFieldsCodingsArePlannedAndAnUnknownOneIsNamed() {
         for values in [[], ["identity"], [" identity , "]] {
             guard case .none = ContentDecoder.plan(values) else {
