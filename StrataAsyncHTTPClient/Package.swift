@@ -38,12 +38,12 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-                "CStrataZlib",
+                "CStrataCompression",
             ],
             swiftSettings: settings
         ),
         // The system's zlib (on Debian, `zlib1g-dev`; in every Apple SDK), which decodes bodies.
-        .target(name: "CStrataZlib", linkerSettings: [.linkedLibrary("z")]),
+        .target(name: "CStrataCompression", linkerSettings: [.linkedLibrary("z")]),
         .testTarget(
             name: "StrataAsyncHTTPClientTests",
             dependencies: [
@@ -58,7 +58,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-                "CStrataZlib",
+                "CStrataCompression",
             ],
             swiftSettings: settings
         ),

@@ -18,9 +18,9 @@ struct Note: Codable, Equatable, Sendable {
 
 @Suite struct EndToEndTests {
     /// The suite runs over the transport `STRATA_TRANSPORT` names, told apart by what each adds to a
-    /// request: `URLSession` on Linux names libcurl in its `User-Agent` and asks for `gzip`;
-    /// AsyncHTTPClient adds no `User-Agent`, and the transport asks for `gzip` and `deflate`, which
-    /// its client decompresses.
+    /// request: `URLSession` on Linux names libcurl in its `User-Agent`; over AsyncHTTPClient the
+    /// transport names itself and asks for the codings it decodes: `gzip`, `deflate`, and `br` and
+    /// `zstd` where the system has their libraries, as here (libcurl links both).
     @Test func theSuiteRunsOverTheTransportItNames() async throws {
         try await Harness.with { harness in
             let reply = try await harness.transfer.request(Endpoint<EchoReply>(path: "echo"))
@@ -31,7 +31,7 @@ struct Note: Codable, Equatable, Sendable {
                 #endif
             case .asyncHTTPClient:
                 #expect(reply.headers["user-agent"] == AsyncHTTPClientTransport.defaultUserAgent, "\(reply.headers)")
-                #expect(reply.headers["accept-encoding"] == "gzip, deflate")
+                #expect(reply.headers["accept-encoding"] == "gzip, deflate, br, zstd")
             }
             // What `URLSession` adds to a request that names none, over either transport.
             #expect(reply.headers["accept"] == "*/*", "\(reply.headers)")
@@ -177,14 +177,14 @@ struct Note: Codable, Equatable, Sendable {
 
     /// A body in a content coding nobody asked for and the transport cannot decode fails the
     /// request, as a `.transport` error: it is not handed on as if decoded (a download would be a
-    /// file of compressed bytes). libcurl fails every coding it cannot decode; AsyncHTTPClient
-    /// decodes `gzip` and `deflate` alone, and the transport fails the rest with
-    /// `cannotDecodeContentData`. Over AsyncHTTPClient a request that names its own
+    /// file of compressed bytes), and nor is one that is not data of the coding it names (`br`).
+    /// libcurl fails every coding it cannot decode; over AsyncHTTPClient the transport fails them
+    /// with `cannotDecodeContentData`. Over AsyncHTTPClient a request that names its own
     /// `Accept-Encoding` takes the body as it comes, and an error status keeps its body.
     @Test func aBodyInACodingTheTransportCannotDecodeFails() async throws {
         try await Harness.with { (harness) async throws in
             harness.server.router.add(nil, "/coded") { (request: TestRequest) -> TestReply in
-                let coding = request.queryValue("coding") ?? "br"
+                let coding = request.queryValue("coding") ?? "xyz"
                 return .response(
                     status: Int(request.queryValue("status") ?? "") ?? 200,
                     headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", coding)],
@@ -211,18 +211,18 @@ struct Note: Codable, Equatable, Sendable {
             guard TestTransport.current == .asyncHTTPClient else { return }
             let asked = try await harness.transfer.request(
                 Endpoint<Data>(
-                    path: "coded", headerParameters: ["Accept-Encoding": "br"], queryParameters: ["coding": "br"]))
-            #expect(asked == Data("not really br".utf8))
+                    path: "coded", headerParameters: ["Accept-Encoding": "xyz"], queryParameters: ["coding": "xyz"]))
+            #expect(asked == Data("not really xyz".utf8))
             do throws(DataTransferError) {
                 _ = try await harness.transfer.request(
-                    Endpoint<Data>(path: "coded", queryParameters: ["coding": "br", "status": 404]))
+                    Endpoint<Data>(path: "coded", queryParameters: ["coding": "xyz", "status": 404]))
                 Issue.record("a 404 succeeded")
             } catch {
                 guard case .networkFailure(.unacceptableStatusCode(let response)) = error else {
                     Issue.record("\(error)")
                     return
                 }
-                #expect(response.body == Data("not really br".utf8))
+                #expect(response.body == Data("not really xyz".utf8))
             }
         }
     }
@@ -374,8 +374,9 @@ struct Note: Codable, Equatable, Sendable {
 
     /// Content codings as servers send them, decoded alike over both transports (libcurl decodes
     /// each; over AsyncHTTPClient the transport does): `deflate` as raw deflate data (no zlib
-    /// header), `x-gzip`, a coding named in capitals, `identity` listed before `gzip`, and two
-    /// codings applied in turn. A body with bytes after the end of its gzip data fails over both.
+    /// header), `x-gzip`, a coding named in capitals, `identity` listed before `gzip`, two codings
+    /// applied in turn, `br` and `zstd`. A body with bytes after the end of its gzip data fails
+    /// over both.
     @Test func contentCodingsAsServersSendThemAreDecoded() async throws {
         let json = Array(#"{"fresh":true}"#.utf8)
         let type = "Content-Type: application/json\r\n"
@@ -386,6 +387,17 @@ struct Note: Codable, Equatable, Sendable {
             "/identity-first": ("Content-Encoding: identity, gzip\r\n" + type, Gzip.stored(json)),
             "/stacked": ("Content-Encoding: deflate, gzip\r\n" + type, Gzip.stored(Gzip.zlibStored(json))),
             "/trailing-bytes": ("Content-Encoding: gzip\r\n" + type, Gzip.stored(json) + Array("garbage".utf8)),
+            // `printf '{"fresh":true}' | brotli -c` (and `zstd -c`): the bytes kept as they are,
+            // in a brotli stream and in a zstd frame with its checksum.
+            "/br": ("Content-Encoding: br\r\n" + type, [0x8B, 0x06, 0x80] + json + [0x03]),
+            "/zstd": (
+                "Content-Encoding: zstd\r\n" + type,
+                [0x28, 0xB5, 0x2F, 0xFD, 0x04, 0x58, 0x71, 0x00, 0x00] + json + [0xBB, 0xE6, 0x52, 0x6E]
+            ),
+            "/zstd-gzip": (
+                "Content-Encoding: zstd, gzip\r\n" + type,
+                Gzip.stored([0x28, 0xB5, 0x2F, 0xFD, 0x04, 0x58, 0x71, 0x00, 0x00] + json + [0xBB, 0xE6, 0x52, 0x6E])
+            ),
         ]
         try await Self.answering(answers) { (transfer) async throws in
             for path in answers.keys.sorted() {

@@ -22,10 +22,12 @@ import StrataSession
 /// streamed with back-pressure, so a file of any size is sent or saved in bounded memory.
 ///
 /// **Content codings** are decoded as `URLSession` (libcurl) decodes them: a request that names no
-/// `Accept-Encoding` asks for `gzip, deflate`, and the transport decodes the body as it arrives —
-/// `gzip` and `x-gzip`, `deflate` as a zlib stream or as the raw deflate data some servers send,
-/// several codings applied in turn — up to 500 times its size on the wire (a decompression bomb
-/// fails with `URLError(.cannotDecodeContentData)`). A request that names its own `Accept-Encoding`
+/// `Accept-Encoding` asks for `gzip, deflate, br, zstd`, and the transport decodes the body as it
+/// arrives — `gzip` and `x-gzip`, `deflate` as a zlib stream or as the raw deflate data some
+/// servers send, `br` and `zstd` through the system's libraries (opened when first needed; where
+/// the system has neither, neither is asked for), several codings applied in turn — up to 500
+/// times its size on the wire (a decompression bomb fails with
+/// `URLError(.cannotDecodeContentData)`). A request that names its own `Accept-Encoding`
 /// gets the body as it came.
 ///
 /// ```swift
@@ -310,7 +312,7 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         let namesCodings = headers.contains(name: "Accept-Encoding")
         if !namesCodings {
-            headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+            headers.add(name: "Accept-Encoding", value: ContentDecoder.accepted)
         }
         // What `URLSession` adds to a request that names none, so that a server sees the same
         // over either transport (and one that refuses a request without a `User-Agent` takes it).

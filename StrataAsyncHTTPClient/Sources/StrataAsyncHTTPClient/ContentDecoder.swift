@@ -1,4 +1,4 @@
-import CStrataZlib
+import CStrataCompression
 import Foundation
 import NIOCore
 import NIOFoundationCompat
@@ -10,8 +10,10 @@ import StrataSession
 
 /// A response body's content codings undone as its parts arrive (RFC 9110, 8.4), as `URLSession`
 /// (libcurl) undoes them: `gzip`, and `x-gzip`, its old name (8.4.1.3); `deflate` as a zlib stream,
-/// or as the raw deflate data some servers send under that name; `identity` is no coding; and
-/// several codings are undone in the reverse of the order the field lists them. Anything after the
+/// or as the raw deflate data some servers send under that name; `br` (RFC 7932) and `zstd`
+/// (RFC 8878, in frames of at most an 8 MiB window, as RFC 9659 has encoders make them) where the
+/// system has their libraries; `identity` is no coding; and several codings are undone in the
+/// reverse of the order the field lists them. Anything after the
 /// end of a coding's data fails the body, as libcurl fails it, and so does a body that decodes to
 /// more than ``/StrataSession/ResponseHead/decodedRatioLimit`` times its bytes on the wire (a
 /// decompression bomb), before it is held in memory.
@@ -34,19 +36,31 @@ final class ContentDecoder: @unchecked Sendable {  // Sendable: the delegate's `
     /// while the body arrives, and a field that named thousands would hold that many.
     static let mostCodings = 5
 
+    /// The codings the transport asks for in `Accept-Encoding` when a request names none: those it
+    /// decodes.
+    static let accepted =
+        (["gzip", "deflate"] + (BrotliDecoderLibrary.shared == nil ? [] : ["br"])
+        + (ZstdDecoderLibrary.shared == nil ? [] : ["zstd"])).joined(separator: ", ")
+
     /// The most bytes one coding may make of one part of the body. One coding makes at most about
     /// 1,032 bytes of a byte (deflate's longest match), some 66 MiB of a read of 64 KiB; codings in
     /// turn multiply that, and a server that first sent enough of a body to be allowed gigabytes
     /// by the ratio could have one part make them at once, in memory.
     static let mostAtOnce = 128 << 20
 
+    /// What a stage may make whatever the ratio allows: brotli and zstd make tens of kilobytes of
+    /// the first bytes of a body that repeats itself, far more than 500 times those bytes, and
+    /// `URLSession` holds a body to the ratio of its whole length on the wire, not of what has
+    /// come so far.
+    static let leastAllowed: Int64 = 1 << 20
+
     /// The inflaters, in the order the body goes through them: the last coding applied first.
-    private let stages: [Inflater]
+    private let stages: [any CodingStage]
     /// The bytes received on the wire.
     private var received: Int64 = 0
     private let mostAtOnce: Int
 
-    private init(_ stages: [Inflater], mostAtOnce: Int) {
+    private init(_ stages: [any CodingStage], mostAtOnce: Int) {
         self.stages = stages
         self.mostAtOnce = mostAtOnce
     }
@@ -59,15 +73,23 @@ final class ContentDecoder: @unchecked Sendable {  // Sendable: the delegate's `
             .filter { !$0.isEmpty && $0 != "identity" }
         guard !codings.isEmpty else { return .none }
         guard codings.count <= mostCodings else { return .tooMany(codings.count) }
-        var stages: [Inflater] = []
+        var stages: [any CodingStage] = []
         for coding in codings.reversed() {
-            switch coding {
-            case "gzip", "x-gzip": stages.append(Inflater(.gzip))
-            case "deflate": stages.append(Inflater(.deflate))
-            default: return .unknown(codings.joined(separator: ", "))
-            }
+            guard let stage = stage(for: coding) else { return .unknown(codings.joined(separator: ", ")) }
+            stages.append(stage)
         }
         return .decode(ContentDecoder(stages, mostAtOnce: mostAtOnce))
+    }
+
+    /// The stage that undoes `coding` (lowercased), if the transport decodes it.
+    private static func stage(for coding: String) -> (any CodingStage)? {
+        switch coding {
+        case "gzip", "x-gzip": ZlibStage(.gzip)
+        case "deflate": ZlibStage(.deflate)
+        case "br": BrotliDecoderLibrary.shared.map(BrotliStage.init)
+        case "zstd": ZstdDecoderLibrary.shared.map(ZstdStage.init)
+        default: nil
+        }
     }
 
     /// The decoded bytes of the next part of the body.
@@ -75,10 +97,13 @@ final class ContentDecoder: @unchecked Sendable {  // Sendable: the delegate's `
         received += Int64(part.readableBytes)
         // What any stage may have made so far: a bomb fails before its bytes are held.
         let limit = received.multipliedReportingOverflow(by: ResponseHead.decodedRatioLimit)
-        let most = limit.overflow ? Int64.max : limit.partialValue
+        let most = limit.overflow ? Int64.max : max(limit.partialValue, Self.leastAllowed)
         var bytes = Data(buffer: part, byteTransferStrategy: .noCopy)
         for stage in stages {
-            bytes = try stage.inflate(bytes, upTo: most, atOnce: mostAtOnce)
+            guard let decoded = try stage.decode(bytes, upTo: most, atOnce: mostAtOnce) else {
+                throw .bomb(received: received)
+            }
+            bytes = decoded
         }
         return bytes
     }
@@ -87,14 +112,14 @@ final class ContentDecoder: @unchecked Sendable {  // Sendable: the delegate's `
     /// empty body, as libcurl takes it.
     func finish() throws(DecodingFailure) {
         guard received > 0 else { return }
-        for stage in stages where !stage.ended {
-            throw .cutShort(stage.format.name)
+        for stage in stages where !stage.complete {
+            throw .cutShort(stage.name)
         }
     }
 
     /// Why a body could not be decoded.
     enum DecodingFailure: Error, Equatable {
-        /// The bytes are not data of the coding: zlib's message.
+        /// The bytes are not data of the coding: its library's message.
         case corrupt(String, message: String)
         /// The body ended inside the coding's data.
         case cutShort(String)
@@ -128,38 +153,106 @@ final class ContentDecoder: @unchecked Sendable {  // Sendable: the delegate's `
     }
 }
 
-/// One coding's data inflated by zlib, a part at a time.
-private final class Inflater {
-    enum Format {
-        case gzip, deflate
+/// One coding's data decoded a part at a time by its library: each library's call is a stage's
+/// ``step(_:into:)``; the loop that holds the decoded bytes within the limits is `decode`.
+private protocol CodingStage: AnyObject {
+    /// The coding's name, as its errors name it.
+    var name: String { get }
+    /// Whether the data read so far is whole: a body may end here.
+    var complete: Bool { get }
+    /// The bytes this stage has made.
+    var made: Int64 { get set }
 
-        var name: String {
-            switch self {
-            case .gzip: "gzip"
-            case .deflate: "deflate"
+    /// One call of the library on `input`, making at most `output`'s bytes: how many bytes of
+    /// `input` it read, how many it made, and why it stopped.
+    func step(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> CodingStep
+}
+
+/// What one call of a coding's library did.
+private typealias CodingStep = (read: Int, made: Int, stop: CodingStop)
+
+/// What stopped one call of a coding's library.
+private enum CodingStop {
+    /// It wants to be called again: its output is full, or it has input left (after the end of a
+    /// frame, say).
+    case more
+    /// It has read all of its input and wants more.
+    case input
+    /// The coding's data has ended; any byte after it is one too many.
+    case ended
+    case failed(ContentDecoder.DecodingFailure)
+}
+
+extension CodingStage {
+    /// `input` decoded, or `nil` once this stage has made more than `most` bytes in all; failing
+    /// once it makes more than `atOnce` of `input` (which keeps every stage's input within zlib's
+    /// 32-bit counts).
+    func decode(
+        _ input: Data, upTo most: Int64, atOnce: Int
+    ) throws(ContentDecoder.DecodingFailure) -> Data? {
+        guard !input.isEmpty else { return Data() }
+        var output = Data()
+        var tooMuch = false
+        let failure: ContentDecoder.DecodingFailure? = input.withUnsafeBytes { bytes in
+            withUnsafeTemporaryAllocation(byteCount: 32_768, alignment: 1) { chunk in
+                var rest = bytes
+                var idle = 0
+                while true {
+                    let (read, count, stop) = step(rest, into: chunk)
+                    // A library that neither reads nor makes a byte twice over would never stop.
+                    idle = read == 0 && count == 0 ? idle + 1 : 0
+                    guard idle < 2 else { return .corrupt(name, message: "the decoder made no progress") }
+                    rest = UnsafeRawBufferPointer(rebasing: rest[read...])
+                    made += Int64(count)
+                    if made > most {
+                        tooMuch = true
+                        return nil
+                    }
+                    guard output.count + count <= atOnce else { return .tooMuchAtOnce(atOnce) }
+                    output.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[..<count]))
+                    switch stop {
+                    case .more: continue
+                    case .input: return nil
+                    case .ended: return rest.isEmpty ? nil : .trailingBytes(name)
+                    case .failed(let failure): return failure
+                    }
+                }
             }
         }
+        if let failure { throw failure }
+        return tooMuch ? nil : output
     }
 
-    let format: Format
-    /// Whether the coding's data has ended.
-    private(set) var ended = false
+    static func message(_ text: UnsafePointer<CChar>?, _ status: some BinaryInteger) -> String {
+        text.map { String(cString: $0) } ?? "status \(status)"
+    }
+}
+
+/// `gzip` and `deflate` data, inflated by zlib.
+private final class ZlibStage: CodingStage {
+    let name: String
+    private(set) var complete = false
+    var made: Int64 = 0
+
+    enum Format {
+        case gzip, deflate
+    }
+
+    private let format: Format
     /// zlib keeps the stream's address: it never moves.
     private let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
     private var started = false
     /// A `deflate` body's first byte, until the second tells a zlib stream from raw data.
-    private var first: Data?
-    /// The bytes this stage has made.
-    private var made: Int64 = 0
+    private var first: UInt8?
 
     /// zlib's window: 15 bits, plus 32 to read a zlib or a gzip header, whichever comes.
     private static let wrapped: Int32 = 15 + 32
     /// Raw deflate data: no header, no check value.
     private static let raw: Int32 = -15
-    private static let chunk = 32_768
 
     init(_ format: Format) {
         self.format = format
+        name = format == .gzip ? "gzip" : "deflate"
         stream.initialize(to: z_stream())
     }
 
@@ -169,90 +262,133 @@ private final class Inflater {
         stream.deallocate()
     }
 
-    /// `input` inflated, failing once this stage has made more than `most` bytes in all, or more
-    /// than `atOnce` of `input` (which keeps every stage's input within `avail_in`'s 32 bits).
-    func inflate(
-        _ input: Data, upTo most: Int64, atOnce: Int
-    ) throws(ContentDecoder.DecodingFailure) -> Data {
-        var input = input
-        if !started {
-            if let first {
-                input = first + input
-                self.first = nil
-            }
-            guard !input.isEmpty else { return Data() }
-            if format == .deflate, input.count < 2 {
-                first = input
-                return Data()
-            }
-            try start(input)
+    func step(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> CodingStep {
+        if complete { return (0, 0, .ended) }
+        guard started else { return start(input, into: output) }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = UInt32(input.count)
+        stream.pointee.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = UInt32(output.count)
+        let status = inflate(stream, Z_NO_FLUSH)
+        let (read, made) = (input.count - Int(stream.pointee.avail_in), output.count - Int(stream.pointee.avail_out))
+        stream.pointee.next_in = nil
+        stream.pointee.avail_in = 0
+        switch status {
+        case Z_STREAM_END:
+            complete = true
+            return (read, made, .ended)
+        // No progress possible: all of the input is read.
+        case Z_BUF_ERROR: return (read, made, .input)
+        // Progress: more to make, or input left to read.
+        case Z_OK: return (read, made, made == output.count || read < input.count ? .more : .input)
+        default: return (read, made, .failed(.corrupt(name, message: Self.message(stream.pointee.msg, status))))
         }
-        guard !input.isEmpty else { return Data() }
-        guard !ended else { throw .trailingBytes(format.name) }
-        var output = Data()
-        var failure: ContentDecoder.DecodingFailure?
-        input.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
-            guard let base = bytes.baseAddress else { return }
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
-            stream.pointee.avail_in = UInt32(bytes.count)
-            withUnsafeTemporaryAllocation(of: Bytef.self, capacity: Self.chunk) { chunk in
-                guard let out = chunk.baseAddress else { return }
-                while failure == nil {
-                    stream.pointee.next_out = out
-                    stream.pointee.avail_out = UInt32(Self.chunk)
-                    let status = CStrataZlib.inflate(stream, Z_NO_FLUSH)
-                    let count = Self.chunk - Int(stream.pointee.avail_out)
-                    made += Int64(count)
-                    if made > most {
-                        failure = .bomb(received: most / ResponseHead.decodedRatioLimit)
-                        break
-                    }
-                    guard output.count + count <= atOnce else {
-                        failure = .tooMuchAtOnce(atOnce)
-                        break
-                    }
-                    output.append(out, count: count)
-                    if status == Z_STREAM_END {
-                        ended = true
-                        if stream.pointee.avail_in > 0 { failure = .trailingBytes(format.name) }
-                        break
-                    }
-                    // Out of input with room left, or no progress possible: wait for the next part.
-                    if status == Z_BUF_ERROR || (status == Z_OK && stream.pointee.avail_out > 0) { break }
-                    guard status == Z_OK else {
-                        failure = .corrupt(format.name, message: Self.message(stream.pointee.msg, status))
-                        break
-                    }
-                }
-            }
-            stream.pointee.next_in = nil
-            stream.pointee.avail_in = 0
-        }
-        if let failure { throw failure }
-        return output
     }
 
-    /// Starts zlib for the data that begins with `input`'s bytes: a `deflate` body without a zlib
-    /// or gzip header is raw deflate data.
-    private func start(_ input: Data) throws(ContentDecoder.DecodingFailure) {
-        let bits = format == .gzip || Self.hasHeader(input) ? Self.wrapped : Self.raw
+    /// Starts zlib for the data that begins with `input`: a `deflate` body without a zlib or gzip
+    /// header is raw deflate data. A `deflate` body's first byte alone waits for the second; once
+    /// zlib has started, it reads that byte first.
+    private func start(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> CodingStep {
+        var bits = Self.wrapped
+        if format == .deflate {
+            guard let second = first == nil ? input.dropFirst().first : input.first else {
+                first = input.first
+                return (input.count, 0, .input)
+            }
+            if !Self.hasHeader(first ?? input[0], second) { bits = Self.raw }
+        }
         let status = CStrataZlib_inflateInit2(stream, bits)
         guard status == Z_OK else {
-            throw .corrupt(format.name, message: Self.message(stream.pointee.msg, status))
+            return (0, 0, .failed(.corrupt(name, message: Self.message(stream.pointee.msg, status))))
         }
         started = true
+        guard var byte = first else { return (0, 0, .more) }
+        first = nil
+        let (_, made, stop) = withUnsafeBytes(of: &byte) { step($0, into: output) }
+        if case .input = stop { return (0, made, .more) }
+        return (0, made, stop)
     }
 
-    /// Whether `data` begins with a zlib header (RFC 1950, 2.2: deflate, a window of at most
-    /// 32 KiB, check bits that make the pair a multiple of 31) or gzip's magic bytes (RFC 1952).
-    private static func hasHeader(_ data: Data) -> Bool {
-        guard data.count >= 2 else { return false }
-        let (method, flags) = (Int(data[data.startIndex]), Int(data[data.startIndex + 1]))
+    /// Whether data beginning with `method` and `flags` begins with a zlib header (RFC 1950, 2.2:
+    /// deflate, a window of at most 32 KiB, check bits that make the pair a multiple of 31) or
+    /// gzip's magic bytes (RFC 1952).
+    private static func hasHeader(_ method: UInt8, _ flags: UInt8) -> Bool {
+        let (method, flags) = (Int(method), Int(flags))
         if method == 0x1F, flags == 0x8B { return true }
         return method & 0x0F == 8 && method >> 4 <= 7 && (method * 256 + flags) % 31 == 0
     }
+}
 
-    private static func message(_ text: UnsafePointer<CChar>?, _ status: Int32) -> String {
-        text.map { String(cString: $0) } ?? "zlib status \(status)"
+/// `br` data, decoded by brotli.
+private final class BrotliStage: CodingStage {
+    let name = "br"
+    private(set) var complete = false
+    var made: Int64 = 0
+    private let library: BrotliDecoderLibrary
+    private let state: OpaquePointer?
+
+    init(_ library: BrotliDecoderLibrary) {
+        self.library = library
+        state = library.create(nil, nil, nil)
+    }
+
+    deinit {
+        if let state { library.destroy(state) }
+    }
+
+    func step(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> CodingStep {
+        if complete { return (0, 0, .ended) }
+        guard let state else { return (0, 0, .failed(.corrupt(name, message: "brotli made no decoder"))) }
+        var (available, next) = (input.count, input.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        var (room, out) = (output.count, output.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        let result = library.decompress(state, &available, &next, &room, &out, nil)
+        let (read, made) = (input.count - available, output.count - room)
+        switch result {
+        case BrotliDecoderLibrary.succeeded:
+            complete = true
+            return (read, made, .ended)
+        case BrotliDecoderLibrary.needsOutput: return (read, made, .more)
+        case BrotliDecoderLibrary.needsInput: return (read, made, .input)
+        default:
+            let code = library.errorCode(state)
+            return (read, made, .failed(.corrupt(name, message: Self.message(library.errorString(code), code))))
+        }
+    }
+}
+
+/// `zstd` data, decoded by zstd: one frame or several, each in a window of at most 8 MiB
+/// (RFC 9659, 2: what encoders of the content coding make, so that no body holds more).
+private final class ZstdStage: CodingStage {
+    let name = "zstd"
+    private(set) var complete = false
+    var made: Int64 = 0
+    private let library: ZstdDecoderLibrary
+    private let context: OpaquePointer?
+
+    /// 2^23 bytes: 8 MiB.
+    private static let windowLog: Int32 = 23
+
+    init(_ library: ZstdDecoderLibrary) {
+        self.library = library
+        context = library.create()
+        if let context { _ = library.setParameter(context, ZstdDecoderLibrary.windowLogMax, Self.windowLog) }
+    }
+
+    deinit {
+        if let context { _ = library.free(context) }
+    }
+
+    func step(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> CodingStep {
+        guard let context else { return (0, 0, .failed(.corrupt(name, message: "zstd made no decoder"))) }
+        var source = CStrataZstdInput(src: input.baseAddress, size: input.count, pos: 0)
+        var destination = CStrataZstdOutput(dst: output.baseAddress, size: output.count, pos: 0)
+        let result = library.decompress(context, &destination, &source)
+        let (read, made) = (source.pos, destination.pos)
+        guard library.isError(result) == 0 else {
+            return (read, made, .failed(.corrupt(name, message: Self.message(library.errorName(result), result))))
+        }
+        // 0: a frame has ended and all of it is out; another may follow.
+        complete = result == 0
+        return (read, made, made == output.count || read < input.count ? .more : .input)
     }
 }

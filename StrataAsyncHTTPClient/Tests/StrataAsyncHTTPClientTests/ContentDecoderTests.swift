@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import CStrataZlib
+import CStrataCompression
 import Foundation
 import NIOCore
 import StrataSession
@@ -31,6 +31,12 @@ import Testing
         ("identity, gzip", { compressed($0, .gzip) }),
         ("deflate, gzip", { compressed(compressed($0, .raw), .gzip) }),
         ("gzip,gzip, deflate", { compressed(compressed(compressed($0, .gzip), .gzip), .zlib) }),
+        ("br", { brotli($0) }),
+        ("zstd", { zstd($0) }),
+        // zstd data may be several frames.
+        ("zstd", { zstd(Array($0.prefix(1_000))) + zstd(Array($0.dropFirst(1_000))) }),
+        ("br, gzip", { compressed(brotli($0), .gzip) }),
+        ("gzip, zstd", { zstd(compressed($0, .gzip)) }),
     ]
 
     @Test(arguments: 0..<codings.count)
@@ -58,17 +64,60 @@ import Testing
         }
     }
 
-    @Test func bytesAfterTheEndOfTheCodingFailInTheirPartOrInALaterOne() throws {
-        let wire = Self.compressed(Self.body, .gzip)
-        let together = try #require(Self.decoder("gzip"))
-        #expect(throws: ContentDecoder.DecodingFailure.trailingBytes("gzip")) {
+    @Test(arguments: ["gzip", "br"])
+    func bytesAfterTheEndOfTheCodingFailInTheirPartOrInALaterOne(coding: String) throws {
+        let wire = coding == "br" ? Self.brotli(Self.body) : Self.compressed(Self.body, .gzip)
+        let together = try #require(Self.decoder(coding))
+        #expect(throws: ContentDecoder.DecodingFailure.trailingBytes(coding)) {
             try together.decode(Self.buffer(wire + [0x00]))
         }
-        let later = try #require(Self.decoder("gzip"))
+        let later = try #require(Self.decoder(coding))
         _ = try later.decode(Self.buffer(wire))
-        #expect(throws: ContentDecoder.DecodingFailure.trailingBytes("gzip")) {
+        #expect(throws: ContentDecoder.DecodingFailure.trailingBytes(coding)) {
             try later.decode(Self.buffer(Array("more".utf8)))
         }
+    }
+
+    /// After a zstd frame, bytes that begin no frame are corrupt data, whole or in parts.
+    @Test func bytesAfterAZstdFrameThatBeginNoFrameFail() throws {
+        for size in [1, 1_000] {
+            let wire = Self.zstd(Self.body) + Array("more".utf8)
+            let decoder = try #require(Self.decoder("zstd"))
+            #expect(throws: ContentDecoder.DecodingFailure.self, "in parts of \(size)") {
+                for start in stride(from: 0, to: wire.count, by: size) {
+                    _ = try decoder.decode(Self.buffer(wire[start..<min(start + size, wire.count)]))
+                }
+                try decoder.finish()
+            }
+        }
+    }
+
+    /// RFC 9659 has encoders of `zstd` bodies keep to an 8 MiB window, so that a decoder needs no
+    /// more: a frame that asks for 16 MiB fails rather than holding them.
+    @Test func aZstdFrameWithAWindowOverEightMiBFails() throws {
+        var random = SystemRandomNumberGenerator()
+        let noise = (0..<(2 << 20)).flatMap { _ in withUnsafeBytes(of: random.next()) { Array($0) } }
+        let wide = Self.zstd(noise, windowLog: 25)
+        let decoder = try #require(Self.decoder("zstd"))
+        #expect {
+            try decoder.decode(Self.buffer(wide))
+        } throws: { error in
+            guard case .corrupt("zstd", let message) = error as? ContentDecoder.DecodingFailure else { return false }
+            return message.contains("memory") || message.contains("window")
+        }
+        let narrow = Self.zstd(noise, windowLog: 23)
+        let fits = try #require(Self.decoder("zstd"))
+        var decoded = Data()
+        for start in stride(from: 0, to: narrow.count, by: 65_536) {
+            decoded += try fits.decode(Self.buffer(narrow[start..<min(start + 65_536, narrow.count)]))
+        }
+        try fits.finish()
+        #expect(decoded == Data(noise))
+    }
+
+    /// The transport asks for what it decodes: here, where libcurl's brotli and zstd are too.
+    @Test func theCodingsAskedForAreThoseDecoded() {
+        #expect(ContentDecoder.accepted == "gzip, deflate, br, zstd")
     }
 
     @Test func dataThatIsNotTheCodingsFailsWithZlibsWord() throws {
@@ -83,9 +132,16 @@ import Testing
 
     /// 64 MiB of zeros compress to about 64 KiB: decoding stops once a part's output passes 500
     /// times the bytes received, holding at most that.
-    @Test func aBombFailsBeforeItsBytesAreHeld() throws {
-        let wire = Self.compressed([UInt8](repeating: 0, count: 64 << 20), .gzip)
-        let decoder = try #require(Self.decoder("gzip"))
+    @Test(arguments: ["gzip", "br", "zstd"])
+    func aBombFailsBeforeItsBytesAreHeld(coding: String) throws {
+        let zeros = [UInt8](repeating: 0, count: 64 << 20)
+        let wire =
+            switch coding {
+            case "br": Self.brotli(zeros)
+            case "zstd": Self.zstd(zeros)
+            default: Self.compressed(zeros, .gzip)
+            }
+        let decoder = try #require(Self.decoder(coding))
         var decoded = 0
         var failure: ContentDecoder.DecodingFailure?
         for start in stride(from: 0, to: wire.count, by: 4_096) {
@@ -97,10 +153,10 @@ import Testing
             }
         }
         guard case .bomb(let received) = failure else {
-            Issue.record("no bomb found: \(String(describing: failure)), \(decoded) bytes decoded")
+            Issue.record("\(coding): no bomb found: \(String(describing: failure)), \(decoded) bytes decoded")
             return
         }
-        #expect(Int64(decoded) <= received * ResponseHead.decodedRatioLimit)
+        #expect(Int64(decoded) <= max(received * ResponseHead.decodedRatioLimit, ContentDecoder.leastAllowed))
     }
 
     /// Codings in turn multiply: a part the ratio allows (the body began with bytes that do not
@@ -137,7 +193,9 @@ import Testing
                 continue
             }
         }
-        for (values, named) in [(["br"], "br"), (["gzip, br"], "gzip, br"), (["gzip", "Compress"], "gzip, compress")] {
+        for (values, named) in [
+            (["exi"], "exi"), (["gzip, pack200-gzip"], "gzip, pack200-gzip"), (["gzip", "Compress"], "gzip, compress"),
+        ] {
             guard case .unknown(let codings) = ContentDecoder.plan(values) else {
                 Issue.record("\(values) planned a decoding")
                 continue
@@ -245,5 +303,52 @@ import Testing
             }
         }
         return Array(output.prefix(produced))
+    }
+
+    /// `bytes` compressed by the system's brotli encoder at its default quality and window.
+    static func brotli(_ bytes: [UInt8]) -> [UInt8] {
+        typealias Bound = @convention(c) (Int) -> Int
+        typealias Compress =
+            @convention(c) (
+                Int32, Int32, Int32, Int, UnsafePointer<UInt8>?, UnsafeMutablePointer<Int>, UnsafeMutablePointer<UInt8>?
+            ) -> Int32
+        guard let library = SystemLibrary(["libbrotlienc.so.1", "libbrotlienc.1.dylib"]),
+            let bound = library.function("BrotliEncoderMaxCompressedSize", as: Bound.self),
+            let compress = library.function("BrotliEncoderCompress", as: Compress.self)
+        else { return [] }
+        var output = [UInt8](repeating: 0, count: bound(bytes.count))
+        var size = output.count
+        // Quality 11, a window of 2^22 bytes, generic mode: brotli's defaults.
+        guard compress(11, 22, 0, bytes.count, bytes, &size, &output) == 1 else { return [] }
+        return Array(output.prefix(size))
+    }
+
+    /// `bytes` compressed by the system's zstd in one frame, its window 2^`windowLog` bytes (the
+    /// frame says so in its header) or else zstd's choice at its default level.
+    static func zstd(_ bytes: [UInt8], windowLog: Int32? = nil) -> [UInt8] {
+        typealias Bound = @convention(c) (Int) -> Int
+        typealias Create = @convention(c) () -> OpaquePointer?
+        typealias Free = @convention(c) (OpaquePointer?) -> Int
+        typealias SetParameter = @convention(c) (OpaquePointer?, Int32, Int32) -> Int
+        typealias Compress =
+            @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int, UnsafeRawPointer?, Int) -> Int
+        guard let library = SystemLibrary(["libzstd.so.1", "libzstd.1.dylib"]),
+            let bound = library.function("ZSTD_compressBound", as: Bound.self),
+            let create = library.function("ZSTD_createCCtx", as: Create.self),
+            let free = library.function("ZSTD_freeCCtx", as: Free.self),
+            let setParameter = library.function("ZSTD_CCtx_setParameter", as: SetParameter.self),
+            let compress = library.function("ZSTD_compress2", as: Compress.self),
+            let context = create()
+        else { return [] }
+        defer { _ = free(context) }
+        // ZSTD_c_windowLog; its "content size" flag (ZSTD_c_contentSizeFlag) off, so that the
+        // window is the one asked for and not the body's size.
+        if let windowLog {
+            _ = setParameter(context, 101, windowLog)
+            _ = setParameter(context, 200, 0)
+        }
+        var output = [UInt8](repeating: 0, count: bound(bytes.count))
+        let size = compress(context, &output, output.count, bytes, bytes.count)
+        return size <= output.count ? Array(output.prefix(size)) : []
     }
 }

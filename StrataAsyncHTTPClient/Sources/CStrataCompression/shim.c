@@ -1,2 +1,2 @@
 // The module is its header; a C target needs one source file.
-#include "CStrataZlib.h"
+#include "CStrataCompression.h"
