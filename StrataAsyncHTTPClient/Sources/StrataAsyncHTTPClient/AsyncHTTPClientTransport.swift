@@ -158,8 +158,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// - Parameters:
     ///   - client: A client whose configuration follows no redirect (`redirectConfiguration: .disallow`).
     ///   - decompresses: Whether the client's configuration enables decompression: then the client
-    ///     decodes `gzip` and `deflate` bodies (a zlib stream), and the transport fails a body in
-    ///     any other coding; otherwise the transport decodes them itself, as over a client of its own.
+    ///     decodes `gzip` and `deflate` bodies (a zlib stream), the transport asks for those two
+    ///     alone and fails a body in any other coding; otherwise the transport decodes bodies
+    ///     itself, as over a client of its own.
     ///   - cookieStorage: Where cookies are kept; `nil` for none. By default the shared storage, as
     ///     `URLSession` keeps them.
     public convenience init(
@@ -312,7 +313,8 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         let namesCodings = headers.contains(name: "Accept-Encoding")
         if !namesCodings {
-            headers.add(name: "Accept-Encoding", value: ContentDecoder.accepted)
+            // What decodes the body: a client's decompressor reads `gzip` and `deflate` alone.
+            headers.add(name: "Accept-Encoding", value: decompresses ? "gzip, deflate" : ContentDecoder.accepted)
         }
         // What `URLSession` adds to a request that names none, so that a server sees the same
         // over either transport (and one that refuses a request without a `User-Agent` takes it).

@@ -483,21 +483,25 @@ import Testing
 struct CannedServer {
     let channel: any Channel
     let url: URL
+    /// The heads of the requests answered, as they arrived, the last at the end.
+    let heads: NIOLockedValueBox<[String]>
 
     static func start(answer: String) async throws -> CannedServer {
         try await start(answer: Array(answer.utf8))
     }
 
     static func start(answer: [UInt8]) async throws -> CannedServer {
+        let heads = NIOLockedValueBox<[String]>([])
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Answer(bytes: answer))
+                    try channel.pipeline.syncOperations.addHandler(Answer(bytes: answer, heads: heads))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
         let port = channel.localAddress?.port ?? 0
-        return CannedServer(channel: channel, url: try #require(URL(string: "http://127.0.0.1:\(port)/")))
+        return CannedServer(
+            channel: channel, url: try #require(URL(string: "http://127.0.0.1:\(port)/")), heads: heads)
     }
 
     /// Writes the answer once a request's head has ended (its blank line has arrived).
@@ -505,11 +509,16 @@ struct CannedServer {
         typealias InboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
         let bytes: [UInt8]
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        let heads: NIOLockedValueBox<[String]>
+        init(bytes: [UInt8], heads: NIOLockedValueBox<[String]>) {
+            self.bytes = bytes
+            self.heads = heads
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let request = unwrapInboundIn(data)
             guard request.readableBytesView.contains(UInt8(ascii: "\n")) else { return }
+            heads.withLockedValue { $0.append(String(buffer: request)) }
             context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
         }
     }

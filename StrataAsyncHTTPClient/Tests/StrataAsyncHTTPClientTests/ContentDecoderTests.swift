@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CStrataCompression
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import StrataSession
 import Testing
@@ -231,8 +232,9 @@ import Testing
     }
 
     /// Over a client of the transport's own and over a client of yours that does not decompress,
-    /// the transport decodes (and asks for `gzip, deflate`); over one that decompresses, the
-    /// client decodes what SwiftNIO's decompressor reads, and raw deflate data fails.
+    /// the transport decodes (and asks for every coding it decodes); over one that decompresses,
+    /// the client decodes what SwiftNIO's decompressor reads (and only `gzip, deflate` are asked
+    /// for), and raw deflate data fails.
     @Test func theTransportDecodesUnlessItsClientDoes() async throws {
         let json = Array(#"{"decoded":true}"#.utf8)
         for (coding, wire) in [("gzip", Self.compressed(json, .gzip)), ("deflate", Self.compressed(json, .raw))] {
@@ -252,6 +254,10 @@ import Testing
             ]
             for (name, transport, decodes) in transports {
                 let outcome = try await send(URLRequest(url: server.url), over: transport)
+                // A client's decompressor reads `gzip` and `deflate` alone: only those are asked for.
+                let asked = name == "a client that decompresses" ? "gzip, deflate" : ContentDecoder.accepted
+                let head = (server.heads.withLockedValue { $0.last } ?? "").lowercased()
+                #expect(head.contains("\r\naccept-encoding: \(asked)\r\n"), "\(coding) over \(name): \(head)")
                 if decodes {
                     #expect(outcome.error == nil && outcome.body == Data(json), "\(coding) over \(name)")
                 } else {
