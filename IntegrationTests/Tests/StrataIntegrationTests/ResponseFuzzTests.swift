@@ -70,6 +70,7 @@ import Testing
                     "Location: /answered", "Location: //elsewhere", "Location: http://[::1",
                     "Location: http://127.0.0.1:0/",
                     "Content-Encoding: gzip", "Content-Encoding: deflate", "Content-Encoding: br",
+                    "Content-Encoding: zstd", "Content-Encoding: gzip, br",
                     "Set-Cookie: a=b; Domain=127.0.0.1", "Retry-After: 0", "Retry-After: 1e99",
                     "WWW-Authenticate: Basic",
                     "Trailer: X-Trailer", "Content-Type: text/event-stream",

@@ -13,9 +13,9 @@ import StrataSession
 /// or as the raw deflate data some servers send under that name; `br` (RFC 7932) and `zstd`
 /// (RFC 8878, in frames of at most an 8 MiB window, as RFC 9659 has encoders make them) where the
 /// system has their libraries; `identity` is no coding; and several codings are undone in the
-/// reverse of the order the field lists them. Anything after the
-/// end of a coding's data fails the body, as libcurl fails it, and so does a body that decodes to
-/// more than ``/StrataSession/ResponseHead/decodedRatioLimit`` times its bytes on the wire (a
+/// reverse of the order the field lists them. Anything after the end of a coding's data fails the
+/// body, as libcurl fails it, and so does a body that decodes to more than its first MiB and more
+/// than ``/StrataSession/ResponseHead/decodedRatioLimit`` times its bytes on the wire (a
 /// decompression bomb), before it is held in memory.
 ///
 /// Used by one response's delegate, one part at a time, under its lock (hence `Sendable`).
@@ -54,7 +54,7 @@ final class ContentDecoder: @unchecked Sendable {  // Sendable: the delegate's `
     /// come so far.
     static let leastAllowed: Int64 = 1 << 20
 
-    /// The inflaters, in the order the body goes through them: the last coding applied first.
+    /// The stages, in the order the body goes through them: the last coding applied first.
     private let stages: [any CodingStage]
     /// The bytes received on the wire.
     private var received: Int64 = 0
