@@ -160,8 +160,8 @@ private protocol CodingStage: AnyObject {
     var name: String { get }
     /// Whether the data read so far is whole: a body may end here.
     var complete: Bool { get }
-    /// The bytes this stage has made.
-    var made: Int64 { get set }
+    /// The bytes this stage has made in all.
+    var total: Int64 { get set }
 
     /// One call of the library on `input`, making at most `output`'s bytes: how many bytes of
     /// `input` it read, how many it made, and why it stopped.
@@ -203,8 +203,8 @@ extension CodingStage {
                     idle = read == 0 && count == 0 ? idle + 1 : 0
                     guard idle < 2 else { return .corrupt(name, message: "the decoder made no progress") }
                     rest = UnsafeRawBufferPointer(rebasing: rest[read...])
-                    made += Int64(count)
-                    if made > most {
+                    total += Int64(count)
+                    if total > most {
                         tooMuch = true
                         return nil
                     }
@@ -232,7 +232,7 @@ extension CodingStage {
 private final class ZlibStage: CodingStage {
     let name: String
     private(set) var complete = false
-    var made: Int64 = 0
+    var total: Int64 = 0
 
     enum Format {
         case gzip, deflate
@@ -323,7 +323,7 @@ private final class ZlibStage: CodingStage {
 private final class BrotliStage: CodingStage {
     let name = "br"
     private(set) var complete = false
-    var made: Int64 = 0
+    var total: Int64 = 0
     private let library: BrotliDecoderLibrary
     private let state: OpaquePointer?
 
@@ -361,7 +361,7 @@ private final class BrotliStage: CodingStage {
 private final class ZstdStage: CodingStage {
     let name = "zstd"
     private(set) var complete = false
-    var made: Int64 = 0
+    var total: Int64 = 0
     private let library: ZstdDecoderLibrary
     private let context: OpaquePointer?
 
@@ -370,8 +370,15 @@ private final class ZstdStage: CodingStage {
 
     init(_ library: ZstdDecoderLibrary) {
         self.library = library
-        context = library.create()
-        if let context { _ = library.setParameter(context, ZstdDecoderLibrary.windowLogMax, Self.windowLog) }
+        var context = library.create()
+        // A decoder without the limit is none: the body fails as one it could not decode.
+        if let created = context,
+            library.isError(library.setParameter(created, ZstdDecoderLibrary.windowLogMax, Self.windowLog)) != 0
+        {
+            _ = library.free(created)
+            context = nil
+        }
+        self.context = context
     }
 
     deinit {
