@@ -16,6 +16,22 @@ package enum Gzip {
             + littleEndian(crc32(bytes)) + littleEndian(UInt32(truncatingIfNeeded: bytes.count))
     }
 
+    /// One gzip member written in `pieces`, to be sent apart: each piece's bytes in a stored block
+    /// of their own, which a decoder can hand on as soon as the piece arrives (as a compressor's
+    /// flush makes it), the first after the member's header, the last followed by the member's end.
+    package static func storedPieces(_ pieces: [[UInt8]]) -> [[UInt8]] {
+        var written = pieces.map { piece in
+            [0] + littleEndian(UInt16(piece.count)) + littleEndian(~UInt16(piece.count)) + piece
+        }
+        guard !written.isEmpty else { return [stored([])] }
+        written[0] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF] + written[0]
+        let bytes = Array(pieces.joined())
+        // An empty final block, then the checksum and the length of all of it.
+        written[written.count - 1] +=
+            [1, 0, 0, 0xFF, 0xFF] + littleEndian(crc32(bytes)) + littleEndian(UInt32(truncatingIfNeeded: bytes.count))
+        return written
+    }
+
     /// A zlib stream: its header (deflate, 32 KiB window, no dictionary, check bits), the blocks
     /// and the Adler-32 of `bytes`, most significant byte first.
     package static func zlibStored(_ bytes: [UInt8]) -> [UInt8] {

@@ -29,7 +29,7 @@ import NIOCore
 /// | `POST /multipart` | the parts of a `multipart/form-data` body, parsed by MultipartKit, as JSON |
 /// | `* /xml` | the request body back as `application/xml` |
 /// | `GET /fault/{name}` | a broken answer: see ``Fault`` |
-/// | `GET /sse?count=&interval=&retry=&cut=1` | `count` Server-Sent Events `interval` ms apart, numbered on from `Last-Event-ID`; cut instead of ended with `cut=1` |
+/// | `GET /sse?count=&interval=&retry=&cut=1&gzip=1` | `count` Server-Sent Events `interval` ms apart, numbered on from `Last-Event-ID`; cut instead of ended with `cut=1`; one gzip member, each event a block of its own, with `gzip=1` |
 /// | `GET /sse-session?key=&auth=1` | an event source's life: events 1–2 then a cut, event 3 (with `Last-Event-ID: 2` only) then the end, then `204`; with `auth=1`, each needs a valid access token |
 /// | `GET /jsonl?count=&interval=` | `count` JSON Lines `{"id":n}`, `interval` ms apart |
 /// | `GET /endless?piece=&key=` | pieces of `piece` bytes, forever; with `key`, counted (``ServerState/streamedBytes(for:)``) |
@@ -434,9 +434,13 @@ extension StandardRoutes {
             let first = (Int(request.header("Last-Event-ID") ?? "") ?? 0) + 1
             var pieces = (first..<first + count).map { Array("id: \($0)\ndata: event \($0)\n\n".utf8) }
             if let retry = request.queryValue("retry") { pieces.insert(Array("retry: \(retry)\n".utf8), at: 0) }
+            var headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")]
+            if request.queryValue("gzip") == "1" {
+                headers.append(("Content-Encoding", "gzip"))
+                pieces = Gzip.storedPieces(pieces)
+            }
             return .pieces(
-                headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")], pieces,
-                interval: .milliseconds(interval), cut: request.queryValue("cut") == "1")
+                headers: headers, pieces, interval: .milliseconds(interval), cut: request.queryValue("cut") == "1")
         }
         router.add("GET", "/sse-session") { request in
             let key = request.queryValue("key") ?? "default"

@@ -81,6 +81,28 @@ import Testing
         }
     }
 
+    /// A stream in a content coding is decoded as its bytes come, not once the coding's data
+    /// ends: each event of a gzip member arrives before the server sends the next, over both
+    /// transports alike.
+    @Test func eventsInACompressedStreamArriveAsTheyCome() async throws {
+        try await Harness.with { (harness) async throws in
+            let started = ContinuousClock.now
+            var arrivals: [(data: String, after: Duration)] = []
+            for try await event in harness.network.stream(
+                endpoint: Endpoint<Void>(
+                    path: "sse", queryParameters: ["count": "3", "interval": "1000", "gzip": "1"]),
+                decoding: .serverSentEvents())
+            {
+                arrivals.append((event.data, ContinuousClock.now - started))
+            }
+            #expect(arrivals.map(\.data) == ["event 1", "event 2", "event 3"])
+            // The server sends the events at about 0, 1 and 2 seconds.
+            for (index, arrival) in arrivals.enumerated() {
+                #expect(arrival.after < .milliseconds(1_000 * index + 800), "event \(index + 1): \(arrival.after)")
+            }
+        }
+    }
+
     /// A decompression bomb ends a stream as it ends a request, over both transports alike.
     @Test func aDecompressionBombEndsTheStream() async throws {
         try await Harness.with { (harness) async throws in
