@@ -91,11 +91,15 @@ import Testing
         }
     }
 
-    /// Sends a `GET` along `chain` with every source of credentials at work, and returns what each
-    /// hop saw.
+    /// How a request takes its answer: whole, to a file, or as a stream (each its own way through
+    /// `URLSession`: a data task, a download task, a data task whose body is read as it comes).
+    enum Kind: CaseIterable, Sendable { case value, download, stream }
+
+    /// Sends a `GET` of `kind` along `chain` with every source of credentials at work, and returns
+    /// what each hop saw.
     static func run(
         _ chain: [URL], code: Int, main: URL, other: URL, server: TestServer,
-        allowsInsecureRedirects: Bool = false, transport: (any Transport)? = nil
+        allowsInsecureRedirects: Bool = false, transport: (any Transport)? = nil, kind: Kind = .value
     ) async throws -> (log: [HopLog.Entry], result: Result<NetworkResponse, NetworkError>) {
         let log = HopLog()
         log.install(on: server)
@@ -119,15 +123,22 @@ import Testing
             configuration: NetworkConfiguration(baseURL: main, headers: ["X-Api-Key": "k3y"], timeoutInterval: 10),
             sessionManager: manager)
         let start = try #require(chainURL(chain, code: code))
+        let file = FileManager.default.temporaryDirectory.appending(path: "hop-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
         let endpoint = Endpoint<Void>(
             path: String(start.path.dropFirst()),
             headerParameters: ["Proxy-Authorization": "Basic cHJveHk=", "Host": authority(of: main)],
             queryParameters: (URLComponents(url: start, resolvingAgainstBaseURL: false)?.queryItems ?? []).reduce(
                 into: [String: ParameterValue]()
-            ) { $0[$1.name] = .string($1.value ?? "") }
+            ) { $0[$1.name] = .string($1.value ?? "") },
+            options: RequestOptions(downloadDestination: kind == .download ? file : nil)
         )
         let recorder = CompletionRecorder<Result<NetworkResponse, NetworkError>>()
-        service.request(endpoint: endpoint, completion: recorder.record)
+        switch kind {
+        case .value, .download: service.request(endpoint: endpoint, completion: recorder.record)
+        case .stream:
+            service.stream(endpoint: endpoint, decoding: .bytes, receive: { _ in }, completion: recorder.record)
+        }
         let result = try #require(await recorder.first(timeout: 20))
         return (log.all, result)
     }
@@ -172,6 +183,19 @@ import Testing
                 [main, other], code: code, main: main, other: other, server: harness.server)
             #expect(result.failureStatus == nil, "\(result)")
             Self.expectCredentialsStayed(log, main: main, other: other, hops: 2)
+        }
+    }
+
+    /// A download and a stream follow redirects as a request answered whole does, and no
+    /// credential follows them to another origin either.
+    @Test(arguments: [Kind.download, .stream], [302, 307])
+    func noCredentialFollowsADownloadOrAStreamToAnotherOrigin(kind: Kind, code: Int) async throws {
+        try await Harness.with { (harness) async throws in
+            let (main, other) = (harness.server.baseURL, harness.server.otherOriginURL)
+            let (log, result) = try await Self.run(
+                [main, other, main], code: code, main: main, other: other, server: harness.server, kind: kind)
+            #expect(result.failureStatus == nil, "\(kind): \(result)")
+            Self.expectCredentialsStayed(log, main: main, other: other, hops: 3)
         }
     }
 
