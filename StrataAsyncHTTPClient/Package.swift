@@ -42,7 +42,8 @@ let package = Package(
             ],
             swiftSettings: settings
         ),
-        // The system's zlib (on Debian, `zlib1g-dev`; in every Apple SDK), which decodes bodies.
+        // The system's zlib (on Debian, `zlib1g-dev`; in every Apple SDK), which decodes bodies;
+        // brotli and zstd are opened at run time, so building needs no headers of theirs.
         .target(name: "CStrataCompression", linkerSettings: [.linkedLibrary("z")]),
         .testTarget(
             name: "StrataAsyncHTTPClientTests",

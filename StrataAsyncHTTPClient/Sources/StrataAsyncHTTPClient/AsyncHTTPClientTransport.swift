@@ -24,8 +24,8 @@ import StrataSession
 /// **Content codings** are decoded as `URLSession` (libcurl) decodes them: a request that names no
 /// `Accept-Encoding` asks for `gzip, deflate, br, zstd`, and the transport decodes the body as it
 /// arrives — `gzip` and `x-gzip`, `deflate` as a zlib stream or as the raw deflate data some
-/// servers send, `br` and `zstd` through the system's libraries (opened when first needed; where
-/// the system has neither, neither is asked for), several codings applied in turn — up to 500
+/// servers send, `br` and `zstd` through the system's libraries (opened when first needed; one
+/// the system lacks is not asked for), several codings applied in turn — up to 500
 /// times its size on the wire (a decompression bomb fails with
 /// `URLError(.cannotDecodeContentData)`). A request that names its own `Accept-Encoding`
 /// gets the body as it came.
