@@ -100,10 +100,7 @@ final class ContentDecoder: @unchecked Sendable {  // Sendable: the delegate's `
         let most = limit.overflow ? Int64.max : max(limit.partialValue, Self.leastAllowed)
         var bytes = Data(buffer: part, byteTransferStrategy: .noCopy)
         for stage in stages {
-            guard let decoded = try stage.decode(bytes, upTo: most, atOnce: mostAtOnce) else {
-                throw .bomb(received: received)
-            }
-            bytes = decoded
+            bytes = try stage.decode(bytes, upTo: most, of: received, atOnce: mostAtOnce)
         }
         return bytes
     }
@@ -184,15 +181,14 @@ private enum CodingStop {
 }
 
 extension CodingStage {
-    /// `input` decoded, or `nil` once this stage has made more than `most` bytes in all; failing
-    /// once it makes more than `atOnce` of `input` (which keeps every stage's input within zlib's
-    /// 32-bit counts).
+    /// `input` decoded, failing once this stage has made more than `most` bytes in all (a bomb of
+    /// the `received` bytes of the body so far), or more than `atOnce` of `input` (which keeps every
+    /// stage's input within zlib's 32-bit counts).
     func decode(
-        _ input: Data, upTo most: Int64, atOnce: Int
-    ) throws(ContentDecoder.DecodingFailure) -> Data? {
+        _ input: Data, upTo most: Int64, of received: Int64, atOnce: Int
+    ) throws(ContentDecoder.DecodingFailure) -> Data {
         guard !input.isEmpty else { return Data() }
         var output = Data()
-        var tooMuch = false
         let failure: ContentDecoder.DecodingFailure? = input.withUnsafeBytes { bytes in
             withUnsafeTemporaryAllocation(byteCount: 32_768, alignment: 1) { chunk in
                 var rest = bytes
@@ -204,10 +200,7 @@ extension CodingStage {
                     guard idle < 2 else { return .corrupt(name, message: "the decoder made no progress") }
                     rest = UnsafeRawBufferPointer(rebasing: rest[read...])
                     total += Int64(count)
-                    if total > most {
-                        tooMuch = true
-                        return nil
-                    }
+                    if total > most { return .bomb(received: received) }
                     guard output.count + count <= atOnce else { return .tooMuchAtOnce(atOnce) }
                     output.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[..<count]))
                     switch stop {
@@ -220,7 +213,7 @@ extension CodingStage {
             }
         }
         if let failure { throw failure }
-        return tooMuch ? nil : output
+        return output
     }
 
     static func message(_ text: UnsafePointer<CChar>?, _ status: some BinaryInteger) -> String {
