@@ -87,6 +87,9 @@ for transport in urlsession asynchttpclient; do
 done
 unset STRATA_TRANSPORT
 
+step "Interoperability: httpbin, a server nobody here wrote (from PyPI, in a virtual environment), over both transports"
+SKIP_BUILD=1 scripts/interop.sh
+
 step "Example: built with warnings as errors, its tests (each layer mocked separately), then the tour against the embedded demo API"
 swift test --package-path Example --scratch-path $dependents -Xswiftc -warnings-as-errors
 swift run --package-path Example --scratch-path $dependents -Xswiftc -warnings-as-errors
