@@ -100,8 +100,10 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStrin
     case invalidResponse
     /// The body is shorter than the response's `Content-Length` announced.
     case incompleteBody(expected: Int, received: Int)
-    /// FoundationNetworking (URLSession on Linux) took an interim response — `103 Early Hints`,
-    /// `100 Continue` — for the answer, and the answer's status and fields were lost.
+    /// The loading system ended the request with a `1xx` response for its answer: `101 Switching
+    /// Protocols`, which no request of Strata's asks for, or an interim response (`100 Continue`,
+    /// `103 Early Hints`) that no answer followed. An interim response before an answer is skipped,
+    /// over every transport.
     case interimResponseTakenForAnswer(statusCode: Int)
     /// The response's `Content-Length` is not one length (two that differ, one beyond any
     /// integer), so where its body ends cannot be known: the response is discarded.
@@ -121,9 +123,9 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStrin
         case .incompleteBody(let expected, let received):
             return "The connection ended after \(received) of \(expected) announced body bytes."
         case .interimResponseTakenForAnswer(let code):
-            return "The server sent an interim response (\(code)) before its answer, which URLSession on Linux "
-                + "(FoundationNetworking) takes for the answer, losing the answer's status and fields; "
-                + "AsyncHTTPClientTransport reads such responses."
+            return code == 101
+                ? "The server switched protocols (101), which the request did not ask for."
+                : "The request ended with an interim response (\(code)) and no answer after it."
         case .invalidContentLength(let value):
             return "The server's Content-Length (\(value.prefix(64))) is not one length, so where the body ends "
                 + "cannot be known; the response was discarded."

@@ -246,6 +246,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         guard let response = response as? HTTPURLResponse else { return completionHandler(.allow) }
+        // An interim response (`100 Continue`, `103 Early Hints`): FoundationNetworking reports
+        // each head it reads, and the answer follows as another, as Apple's URLSession and
+        // AsyncHTTPClient skip them. (`101` switches the connection away from HTTP: no answer follows.)
+        if Self.isInterim(response) { return completionHandler(.allow) }
         // A `408` that the request answers by going out again is not the answer: its task ends
         // here, and ``finish(_:error:)`` sends the request once more.
         var resends = false
@@ -275,12 +279,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         cookies.jar.store(SetCookie.split(joined: fields), from: cookies.request)
     }
 
+    /// Whether `response` is an interim response, which an answer follows: a `1xx` other than
+    /// `101 Switching Protocols`.
+    private static func isInterim(_ response: HTTPURLResponse) -> Bool {
+        (100..<200).contains(response.statusCode) && response.statusCode != 101
+    }
+
     /// Why a response FoundationNetworking reports must not reach the pipeline, if it must not:
     ///
-    /// - An interim (`1xx`) response reported as the answer. FoundationNetworking takes the first
-    ///   head it reads for the answer, so a `103 Early Hints` or a `100 Continue` before the answer
-    ///   stands in for it, and the answer's status and fields are lost (its body follows as the
-    ///   interim response's). Apple's URLSession skips interim responses.
+    /// - A `1xx` response the task ended with: `101 Switching Protocols`, which no request of
+    ///   Strata's asks for, or an interim response no answer followed (a loading system of the
+    ///   configuration's `protocolClasses` that reported one as its answer).
     /// - A `Content-Length` that is not one length (two that differ, one beyond any integer),
     ///   without `Transfer-Encoding`: the body's end cannot be known, and RFC 9112 (§6.3) has a
     ///   client discard such a response. FoundationNetworking delivers it, with whichever body

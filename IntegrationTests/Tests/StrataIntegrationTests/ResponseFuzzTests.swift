@@ -30,8 +30,8 @@ import Testing
         var description: String { "\(String(decoding: bytes.prefix(240), as: UTF8.self).debugDescription), \(ending)" }
 
         /// Whether it may leave bytes on a connection that libcurl uses again: the server keeps the
-        /// connection open, or an interim response comes first (which FoundationNetworking takes
-        /// for the answer, leaving the answer itself unread).
+        /// connection open, or an interim response comes first (whose answer the fuzzed bytes
+        /// after it may not end where libcurl reads it to).
         var mayLeaveBytes: Bool { ending == .keepOpen || bytes.starts(with: Array("HTTP/1.1 1".utf8)) }
 
         /// Whether FoundationNetworking traps on it before any delegate is asked.
@@ -122,7 +122,7 @@ import Testing
             #expect(outcome.elapsed < .seconds(4), "\(label): took \(outcome.elapsed)")
             // Over URLSession, libcurl sends the next request on a connection the answer left bytes
             // on (a body after a `204` or a `HEAD` answer, one past a length it read otherwise, the
-            // rest after an interim response FoundationNetworking took for the answer) and reads
+            // rest after an interim response and an answer libcurl read differently) and reads
             // them as its answer. Bytes that are not HTTP fail it at once, and it goes out again
             // (`LeftoverBytesTests`); the rest of a response's head is waited for, until the
             // request's deadline. Over AsyncHTTPClient it goes on a clean connection.
