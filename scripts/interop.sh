@@ -35,5 +35,5 @@ dependents=.build-dependents
 for transport in urlsession asynchttpclient; do
     echo "== httpbin over $transport =="
     STRATA_HTTPBIN="http://127.0.0.1:$port" STRATA_TRANSPORT=$transport swift test --package-path IntegrationTests \
-        --scratch-path $dependents --skip-build --filter HTTPBinTests
+        --scratch-path $dependents --skip-build --no-parallel --filter HTTPBinTests
 done
