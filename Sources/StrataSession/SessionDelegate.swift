@@ -246,9 +246,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         guard let response = response as? HTTPURLResponse else { return completionHandler(.allow) }
-        // An interim response (`100 Continue`, `103 Early Hints`): FoundationNetworking reports
-        // each head it reads, and the answer follows as another, as Apple's URLSession and
-        // AsyncHTTPClient skip them. (`101` switches the connection away from HTTP: no answer follows.)
+        // An interim response (`100 Continue`, `103 Early Hints`) is skipped, as Apple's URLSession
+        // and AsyncHTTPClient skip it: FoundationNetworking reports each head it reads, and the
+        // answer's follows. (`101` switches the connection away from HTTP: no answer follows.)
         if Self.isInterim(response) { return completionHandler(.allow) }
         // A `408` that the request answers by going out again is not the answer: its task ends
         // here, and ``finish(_:error:)`` sends the request once more.
