@@ -359,13 +359,18 @@ private struct MembersContainer<Key: CodingKey>: KeyedDecodingContainerProtocol 
         return session.firstChild(of: element, named: name).map(Target.element)
     }
 
+    /// Says what `name` looked for and did not find; for a key that names an attribute without
+    /// its `@` (as XMLCoder reads attributes), how to read it.
+    private func missing(_ name: String) -> String {
+        if name.utf8.first == UInt8(ascii: "@") { return "No attribute '\(name.dropFirst())'." }
+        guard session.attribute(of: element, named: Substring(name)) != nil else { return "No element '\(name)'." }
+        return "No element '\(name)'; the attribute of that name is read with the key '@\(name)'."
+    }
+
     private func decoder(for key: Key) throws -> XMLTreeDecoder {
         guard let target = target(for: key) else {
             throw DecodingError.keyNotFound(
-                key,
-                DecodingError.Context(
-                    codingPath: codingPath, debugDescription: "No element or attribute '\(key.stringValue)'.")
-            )
+                key, DecodingError.Context(codingPath: codingPath, debugDescription: missing(key.stringValue)))
         }
         return XMLTreeDecoder(session: session, target: target, path: LazyPath(codingPath, key))
     }

@@ -87,6 +87,31 @@ import Testing
         )
     }
 
+    /// A key that names an attribute without its `@` — as XMLCoder reads attributes — fails saying
+    /// how to read it; a missing element or attribute says which it looked for.
+    @Test func aMissingKeySaysWhatItLookedFor() throws {
+        struct Title: Decodable { let title: String }
+        struct Author: Decodable { let author: String }
+        struct AttributeAuthor: Decodable {
+            let author: String
+            enum CodingKeys: String, CodingKey { case author = "@author" }
+        }
+        struct AttributeTitle: Decodable {
+            let title: String
+            enum CodingKeys: String, CodingKey { case title = "@title" }
+        }
+        let document = Data(#"<slideshow title="Sample"><slide><title>Overview</title></slide></slideshow>"#.utf8)
+        func failure<T: Decodable>(_ type: T.Type) -> String? {
+            let result = Result { try XMLDecoder().decode(type, from: document) }
+            guard case .failure(DecodingError.keyNotFound(_, let context)) = result else { return nil }
+            return context.debugDescription
+        }
+        #expect(failure(Title.self) == "No element 'title'; the attribute of that name is read with the key '@title'.")
+        #expect(failure(Author.self) == "No element 'author'.")
+        #expect(failure(AttributeAuthor.self) == "No attribute 'author'.")
+        #expect(try XMLDecoder().decode(AttributeTitle.self, from: document).title == "Sample")
+    }
+
     @Test func decodesWhatItEncodesDatesAndOptionalsIncluded() throws {
         let data = try XMLEncoder().encodeDocument(Self.order, rootElement: "order")
         #expect(try XMLDecoder().decode(Order.self, from: data) == Self.order)
