@@ -23,11 +23,13 @@ log=$(mktemp)
     >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -f "$log"' EXIT
+# Up once it answers (python3, which the venv needs anyway, rather than a curl the machine may lack).
+answers() { python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/get', timeout=1)" 2>/dev/null; }
 for _ in $(seq 100); do
-    curl -fs "http://127.0.0.1:$port/get" >/dev/null 2>&1 && break
+    answers && break
     sleep 0.1
 done
-curl -fs "http://127.0.0.1:$port/get" >/dev/null || { cat "$log"; echo "httpbin did not start" >&2; exit 1; }
+answers || { cat "$log"; echo "httpbin did not start" >&2; exit 1; }
 
 dependents=.build-dependents
 [ -n "${SKIP_BUILD:-}" ] || swift build --package-path IntegrationTests --scratch-path $dependents --build-tests

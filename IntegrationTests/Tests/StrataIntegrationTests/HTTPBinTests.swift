@@ -55,7 +55,7 @@ struct HTTPBinTests {
 
     private func statusCode(of error: DataTransferError?) -> Int? {
         guard case .networkFailure(let network) = error else { return nil }
-        return network.response?.statusCode
+        return network.statusCode
     }
 
     // MARK: What the request carries
