@@ -25,6 +25,7 @@ public final class RawServer: Sendable {
     public let baseURL: URL
     private let listener: Int32
     private let accepted = NIOLockedValueBox(0)
+    private let stopped = NIOLockedValueBox(false)
 
     /// Starts listening on a port the system chooses and accepts connections until ``shutdown()``.
     public init(script: @escaping @Sendable (RawConnection) -> Void) throws {
@@ -54,12 +55,24 @@ public final class RawServer: Sendable {
         listener = socket
         baseURL = url
         let counter = accepted
+        let stopped = self.stopped
+        // The thread owns the listener's descriptor and closes it once `shutdown()` has ended its
+        // wait. Closed by `shutdown()` instead, the number could be a later server's listener by
+        // the time this thread, held up between two connections, called `accept` again: it took
+        // that server's connections for this server's script (a test saw its requests answered
+        // and none of them arrive).
         let thread = Thread {
             while true {
                 let connection = accept(socket, nil, nil)
                 guard connection >= 0 else {
-                    if errno == EINTR { continue }
-                    return  // the listener was shut down
+                    if stopped.withLockedValue({ $0 }) {
+                        Socket.close(socket)
+                        return
+                    }
+                    // Interrupted, or a connection reset before it was accepted; a shortage of
+                    // descriptors waits a moment rather than spin.
+                    if errno != EINTR, errno != ECONNABORTED { usleep(1000) }
+                    continue
                 }
                 counter.withLockedValue { $0 += 1 }
                 let worker = Thread { script(RawConnection(descriptor: connection)) }
@@ -81,8 +94,8 @@ public final class RawServer: Sendable {
 
     /// Stops accepting connections; those already open run their scripts to the end.
     public func shutdown() {
+        stopped.withLockedValue { $0 = true }
         Socket.shutdown(listener)
-        Socket.close(listener)
     }
 }
 
