@@ -29,17 +29,20 @@ package enum StrataQueue {
 
     private static let lanes = WorkLanes()
 
-    /// Runs `work` after `seconds` on a serial queue of its own (a timer holds no thread while it
-    /// waits, and the few that fire at once each get one): at once if `seconds` is not a
-    /// number or not positive (Dispatch would wait forever for a time that is not a number, so a
-    /// careless timeout would hang what it bounds), never if it is too long for the clock.
+    /// Runs `work` after `seconds` as ``async(_:)`` runs it (a timer holds no thread while it
+    /// waits): at once if `seconds` is not a number or not positive (Dispatch would wait forever
+    /// for a time that is not a number, so a careless timeout would hang what it bounds), never if
+    /// it is too long for the clock.
+    ///
+    /// The timers fire on one queue, which hands each piece of work to the lanes. A queue of its
+    /// own for each ran the work there, a thread each for timers that fire together: a thousand
+    /// retries that a `Retry-After` set for the same second each took a thread and made and resumed
+    /// a task with FoundationNetworking, whose session queue they all waited for with a `sync`.
     package static func async(after seconds: Double, _ work: @escaping @Sendable () -> Void) {
-        let queue = takeOneOff()
-        queue.asyncAfter(deadline: .now() + (seconds.isNaN ? 0 : seconds)) {
-            work()
-            giveBack(queue)
-        }
+        timers.asyncAfter(deadline: .now() + (seconds.isNaN ? 0 : seconds)) { lanes.run(work) }
     }
+
+    private static let timers = make("Strata.timers")
 
     // MARK: - Strata's queues
 
@@ -53,23 +56,6 @@ package enum StrataQueue {
         let queue = make()
         queue.setSpecific(key: oneOff, value: true)
         return queue
-    }
-
-    /// One-off queues whose work has run, kept for the next: a queue marked with a specific value
-    /// hands that value's release to a global queue when it is freed — a thread woken per request.
-    private static let idle = Locked<[DispatchQueue]>([])
-    /// How many idle one-off queues are kept; more are freed.
-    private static let idleLimit = 64
-
-    private static func takeOneOff() -> DispatchQueue {
-        idle.withLock({ $0.popLast() }) ?? makeMarked()
-    }
-
-    /// Keeps `queue`, whose work has just run (on it, as its last act), for the next piece of work.
-    private static func giveBack(_ queue: DispatchQueue) {
-        idle.withLock { idle in
-            if idle.count < idleLimit { idle.append(queue) }
-        }
     }
 }
 
@@ -124,10 +110,20 @@ package final class SerialLane: Sendable {
 /// old one ends once its piece has run. So work waits behind other work for a few milliseconds at
 /// most, a caller that blocks lanes costs a thread each (as a queue per piece of work did), and
 /// many requests at once share as many threads as there are cores.
+///
+/// The lanes running at once, retired ones included, are at most ``limit``; past it, work waits
+/// for a retired lane to end. libdispatch gives a process a few hundred threads (255 on Linux) for
+/// all its queues, and what a blocked lane waits for may need one of them: FoundationNetworking
+/// makes and resumes a task with a `sync` on its session's queue, which its work there holds up.
+/// On a busy machine each such wait took longer than the stall limit, so each replacement lane
+/// blocked in turn; 300 requests sent at once took every thread libdispatch had, none was left
+/// for the session's queue, and the process hung.
 package final class WorkLanes: Sendable {
     /// How long a lane may run one piece of work while other work waits before it is replaced, in
     /// nanoseconds.
     private let stallLimit: UInt64
+    /// The most lanes running at once, the ones retired while they run included.
+    package let limit: Int
 
     private final class Lane: @unchecked Sendable {  // Sendable: `WorkLanes.state`'s lock guards the `var`s.
         let queue = StrataQueue.makeMarked()
@@ -144,6 +140,8 @@ package final class WorkLanes: Sendable {
         var head = 0
         /// Whether a look at stalled lanes is due.
         var watching = false
+        /// Retired lanes still running their piece of work.
+        var retiredRunning = 0
 
         var waiting: Int { backlog.count - head }
 
@@ -167,12 +165,16 @@ package final class WorkLanes: Sendable {
 
     /// `width` lanes (by default as many as the machine has active cores, and at least two), each
     /// replaced once it has run one piece of work for `stallLimit` seconds (2 ms by default, an
-    /// hour at most) while other work waits.
+    /// hour at most) while other work waits, as long as no more than `limit` lanes (64 by default,
+    /// at least `width`) then run at once.
     package init(
-        width: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), stallLimit: TimeInterval = 0.002
+        width: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), stallLimit: TimeInterval = 0.002,
+        limit: Int = 64
     ) {
-        state = Locked(State(lanes: (0..<max(1, width)).map { _ in Lane() }))
+        let width = max(1, width)
+        state = Locked(State(lanes: (0..<width).map { _ in Lane() }))
         self.stallLimit = stallLimit > 0 ? UInt64(min(stallLimit, 3600) * 1e9) : 0
+        self.limit = max(width, limit)
     }
 
     private static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
@@ -203,7 +205,11 @@ package final class WorkLanes: Sendable {
             work()
             let now = Self.now
             let next = state.withLock { state -> (@Sendable () -> Void)? in
-                guard !lane.retired, let next = state.takeWaiting() else {
+                if lane.retired {
+                    state.retiredRunning -= 1
+                    return nil
+                }
+                guard let next = state.takeWaiting() else {
                     lane.busySince = nil
                     return nil
                 }
@@ -215,18 +221,21 @@ package final class WorkLanes: Sendable {
         }
     }
 
-    /// While work waits, replaces every lane that has run one piece of work for ``stallLimit``,
-    /// giving waiting work to the new lanes; looks again after ``stallLimit`` while work waits.
+    /// While work waits, replaces every lane that has run one piece of work for ``stallLimit``, as
+    /// long as ``limit`` allows, giving waiting work to the new lanes; looks again after
+    /// ``stallLimit`` while work waits.
     private func lookForStalls() {
         watcher.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: stallLimit))) { [self] in
             let now = Self.now
             let (started, again) = state.withLock { state -> ([(Lane, @Sendable () -> Void)], Bool) in
                 var started: [(Lane, @Sendable () -> Void)] = []
                 for index in state.lanes.indices where state.waiting > 0 {
+                    guard state.lanes.count + state.retiredRunning < limit else { break }
                     guard let since = state.lanes[index].busySince, since <= now, now - since >= stallLimit else {
                         continue
                     }
                     state.lanes[index].retired = true
+                    state.retiredRunning += 1
                     let lane = Lane()
                     state.lanes[index] = lane
                     if let work = state.takeWaiting() {

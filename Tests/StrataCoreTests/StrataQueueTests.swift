@@ -129,6 +129,31 @@ import Testing
         // The retired lane took no more work; the one that replaced it takes the next at once.
         await withCheckedContinuation { (ran: CheckedContinuation<Void, Never>) in lanes.run { ran.resume() } }
     }
+
+    /// Pieces that each block their lane (as a `sync` on a busy queue does) get new lanes only up
+    /// to the limit; the rest wait for a retired lane to end, and every piece runs. Without the
+    /// limit, lanes were replaced every few milliseconds for as long as work waited: 300 requests
+    /// on a busy machine took every thread libdispatch had, and the queue the lanes waited for got
+    /// none.
+    @Test(arguments: [2, 8])
+    func lanesBlockedTogetherAreReplacedOnlyUpToTheLimit(limit: Int) async {
+        let lanes = WorkLanes(width: 2, stallLimit: 0.002, limit: limit)
+        #expect(lanes.limit == limit)
+        let count = 60
+        let runs = Locked((times: [Int](repeating: 0, count: count), running: 0, most: 0))
+        await send(count, to: lanes) { piece in
+            runs.withLock {
+                $0.times[piece] += 1
+                $0.running += 1
+                $0.most = max($0.most, $0.running)
+            }
+            usleep(20_000)
+            runs.withLock { $0.running -= 1 }
+        }
+        #expect(runs.value.times.allSatisfy { $0 == 1 })
+        // Each lane has been replaced at least once: the limit is reached, not merely not passed.
+        #expect(runs.value.most == limit)
+    }
 }
 
 /// A serial queue over the work lanes: one piece at a time, in the order given, each once; and a
