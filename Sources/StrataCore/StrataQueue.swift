@@ -34,10 +34,10 @@ package enum StrataQueue {
     /// for a time that is not a number, so a careless timeout would hang what it bounds), never if
     /// it is too long for the clock.
     ///
-    /// The timers fire on one queue, which hands each piece of work to the lanes. A queue of its
-    /// own for each ran the work there, a thread each for timers that fire together: a thousand
-    /// retries that a `Retry-After` set for the same second each took a thread and made and resumed
-    /// a task with FoundationNetworking, whose session queue they all waited for with a `sync`.
+    /// The timers fire on one queue, which hands each piece of work to the lanes, so that their
+    /// work takes no thread beyond the lanes' limit. A queue of its own for each ran the work
+    /// there, a thread each for timers that fire together — and a retry's next attempt, say, makes
+    /// and resumes a task with FoundationNetworking, which waits for the session's queue.
     package static func async(after seconds: Double, _ work: @escaping @Sendable () -> Void) {
         timers.asyncAfter(deadline: .now() + (seconds.isNaN ? 0 : seconds)) { lanes.run(work) }
     }
@@ -49,12 +49,12 @@ package enum StrataQueue {
     /// Marks the queues ``async(_:)`` and ``async(after:_:)`` run work on: a thread running one of
     /// them runs nothing of anyone's beside it and nothing is held up for long by its waiting (a
     /// lane that waits is replaced), so it may wait (``HandOver``).
-    fileprivate static let oneOff = DispatchSpecificKey<Bool>()
+    fileprivate static let onLane = DispatchSpecificKey<Bool>()
 
     /// A serial queue of Strata's, marked as one it runs its own work on.
     fileprivate static func makeMarked() -> DispatchQueue {
         let queue = make()
-        queue.setSpecific(key: oneOff, value: true)
+        queue.setSpecific(key: onLane, value: true)
         return queue
     }
 }
@@ -116,8 +116,8 @@ package final class SerialLane: Sendable {
 /// all its queues, and what a blocked lane waits for may need one of them: FoundationNetworking
 /// makes and resumes a task with a `sync` on its session's queue, which its work there holds up.
 /// On a busy machine each such wait took longer than the stall limit, so each replacement lane
-/// blocked in turn; 300 requests sent at once took every thread libdispatch had, none was left
-/// for the session's queue, and the process hung.
+/// blocked in turn; a few hundred requests, streams and forms at once took every thread
+/// libdispatch had, none was left for the session's queue, and the process hung.
 package final class WorkLanes: Sendable {
     /// How long a lane may run one piece of work while other work waits before it is replaced, in
     /// nanoseconds.
@@ -288,12 +288,12 @@ package final class HandOver: Sendable {
         open.withLock { $0 += 1 }
     }
 
-    /// Runs `work` on the queue: in place, from a one-off queue of Strata's while it is the only
+    /// Runs `work` on the queue: in place, from a lane of Strata's while it is the only
     /// completion under way; queued otherwise. Call it only where nothing of the caller's is on
     /// the stack below (a response on its way up, not a retrier's decision or a cancellation):
     /// the caller's code could be the queue's own work, or hold a lock `work` takes.
     package func run(_ work: @escaping @Sendable () -> Void) {
-        guard inPlace, open.value == 1, DispatchQueue.getSpecific(key: StrataQueue.oneOff) == true else {
+        guard inPlace, open.value == 1, DispatchQueue.getSpecific(key: StrataQueue.onLane) == true else {
             return queue(work)
         }
         queue.sync(execute: work)
