@@ -165,11 +165,11 @@ package final class WorkLanes: Sendable {
 
     /// `width` lanes (by default as many as the machine has active cores, and at least two), each
     /// replaced once it has run one piece of work for `stallLimit` seconds (2 ms by default, an
-    /// hour at most) while other work waits, as long as no more than `limit` lanes (64 by default,
+    /// hour at most) while other work waits, as long as no more than `limit` lanes (128 by default,
     /// at least `width`) then run at once.
     package init(
         width: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), stallLimit: TimeInterval = 0.002,
-        limit: Int = 64
+        limit: Int = 128
     ) {
         let width = max(1, width)
         state = Locked(State(lanes: (0..<width).map { _ in Lane() }))
