@@ -84,10 +84,11 @@ import Testing
         }
     }
 
-    @Test func everyPieceRunsOnceAndNoMoreRunAtOnceThanThereAreLanes() async {
-        // No piece runs long enough here for its lane to be replaced.
-        let lanes = WorkLanes(width: 2, stallLimit: 3600)
-        let count = 4_000
+    /// Sends `count` pieces that each run `body` (as ``send(_:to:_:)`` does) and returns how many
+    /// times each piece ran and the most that ran at once.
+    private func run(
+        _ count: Int, on lanes: WorkLanes, _ body: @escaping @Sendable () -> Void
+    ) async -> (times: [Int], most: Int) {
         let runs = Locked((times: [Int](repeating: 0, count: count), running: 0, most: 0))
         await send(count, to: lanes) { piece in
             runs.withLock {
@@ -95,13 +96,22 @@ import Testing
                 $0.running += 1
                 $0.most = max($0.most, $0.running)
             }
+            body()
+            runs.withLock { $0.running -= 1 }
+        }
+        return (runs.value.times, runs.value.most)
+    }
+
+    @Test func everyPieceRunsOnceAndNoMoreRunAtOnceThanThereAreLanes() async {
+        // No piece runs long enough here for its lane to be replaced.
+        let lanes = WorkLanes(width: 2, stallLimit: 3600)
+        let runs = await run(4_000, on: lanes) {
             // Long enough for pieces sent from the four threads to overlap if nothing held them.
             let until = DispatchTime.now().uptimeNanoseconds + 20_000
             while DispatchTime.now().uptimeNanoseconds < until {}
-            runs.withLock { $0.running -= 1 }
         }
-        #expect(runs.value.times.allSatisfy { $0 == 1 })
-        #expect(runs.value.most == 2)
+        #expect(runs.times.allSatisfy { $0 == 1 })
+        #expect(runs.most == 2)
     }
 
     @Test func workWaitingBehindABlockedLaneStartsOnceTheLaneIsReplaced() async throws {
@@ -139,20 +149,10 @@ import Testing
     func lanesBlockedTogetherAreReplacedOnlyUpToTheLimit(limit: Int) async {
         let lanes = WorkLanes(width: 2, stallLimit: 0.002, limit: limit)
         #expect(lanes.limit == limit)
-        let count = 60
-        let runs = Locked((times: [Int](repeating: 0, count: count), running: 0, most: 0))
-        await send(count, to: lanes) { piece in
-            runs.withLock {
-                $0.times[piece] += 1
-                $0.running += 1
-                $0.most = max($0.most, $0.running)
-            }
-            usleep(20_000)
-            runs.withLock { $0.running -= 1 }
-        }
-        #expect(runs.value.times.allSatisfy { $0 == 1 })
+        let runs = await run(60, on: lanes) { usleep(20_000) }
+        #expect(runs.times.allSatisfy { $0 == 1 })
         // Each lane has been replaced at least once: the limit is reached, not merely not passed.
-        #expect(runs.value.most == limit)
+        #expect(runs.most == limit)
     }
 }
 
