@@ -92,10 +92,14 @@ public final class RawServer: Sendable {
         URL(string: baseURL.absoluteString + pathAndQuery) ?? baseURL
     }
 
-    /// Stops accepting connections; those already open run their scripts to the end.
+    /// Stops accepting connections; those already open run their scripts to the end. Once only: the
+    /// listener's descriptor may belong to another socket after that.
     public func shutdown() {
-        stopped.withLockedValue { $0 = true }
-        Socket.shutdown(listener)
+        let first = stopped.withLockedValue { stopped -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        if first { Socket.shutdown(listener) }
     }
 }
 
