@@ -13,7 +13,7 @@ import Foundation
 /// when none is idle: a queue of its own for each piece of work would hold up nothing, but 64
 /// responses at once then ran on some 60 threads on two cores. So work goes to a few such queues
 /// (``WorkLanes``, one per core), which a caller's closure that blocks holds up for a few
-/// milliseconds at most: the lane it blocks is then replaced.
+/// milliseconds at most: the lane it blocks is then replaced, while fewer than 128 lanes run.
 package enum StrataQueue {
     /// A new serial queue of Strata's own.
     package static func make(_ label: String = "Strata.work") -> DispatchQueue {
