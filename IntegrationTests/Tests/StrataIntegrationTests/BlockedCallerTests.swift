@@ -176,6 +176,72 @@ import Testing
         }
     }
 
+    /// An adapter that, on a request's second attempt, waits on a semaphore for a request of its
+    /// own through the same stack, as an app that fetches a token synchronously does: the wait
+    /// holds one of Strata's lanes, and the nested request needs another for its answer.
+    struct WaitingAdapter: RequestAdapter {
+        let transfer: NIOLockedValueBox<DefaultDataTransferService?>
+        /// The URLs adapted once, blocked now, most blocked at once, waits that ran out.
+        let seen = NIOLockedValueBox<Set<String>>([])
+        let blocked = NIOLockedValueBox((now: 0, most: 0))
+        let ranOut = NIOLockedValueBox(0)
+
+        func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+            let url = request.url?.absoluteString ?? ""
+            guard request.value(forHTTPHeaderField: "X-Nested") == nil,
+                !seen.withLockedValue({ $0.insert(url).inserted }),
+                let transfer = transfer.withLockedValue({ $0 })
+            else { return completion(.success(request)) }
+            blocked.withLockedValue { $0 = (now: $0.now + 1, most: max($0.most, $0.now + 1)) }
+            let answered = DispatchSemaphore(value: 0)
+            transfer.request(with: Endpoint<Void>(path: "echo", headerParameters: ["X-Nested": "1"])) { _ in
+                answered.signal()
+            }
+            if answered.wait(timeout: .now() + 10) == .timedOut {
+                ranOut.withLockedValue { $0 += 1 }
+            }
+            blocked.withLockedValue { $0.now -= 1 }
+            completion(.success(request))
+        }
+    }
+
+    /// A hundred requests are answered `503` with `Retry-After: 1`, and on their retry, which
+    /// comes for all of them at once, an adapter blocks its lane until a request of its own is
+    /// answered. Lanes are replaced while fewer than 128 run (`WorkLanes.limit`), so each nested
+    /// request finds one and every request succeeds; past the limit, Strata's work would wait for
+    /// a blocked lane, deadlines included, and these would hang (the README says so).
+    @Test func adaptersThatWaitForARequestOfTheSameStackGoOnAHundredAtOnce() async throws {
+        let transfer = NIOLockedValueBox<DefaultDataTransferService?>(nil)
+        let adapter = WaitingAdapter(transfer: transfer)
+        try await Harness.with(
+            adapters: [adapter], retriers: [RetryPolicy(maximumAttempts: 2, retryableURLErrorCodes: [])]
+        ) { harness in
+            transfer.withLockedValue { $0 = harness.transfer }
+            let outcomes = await Self.onThread { () -> (ended: Bool, failures: [String]) in
+                let failures = NIOLockedValueBox<[String]>([])
+                let all = DispatchGroup()
+                for index in 0..<100 {
+                    all.enter()
+                    let query: [String: ParameterValue] = [
+                        "key": .string("waiting-adapter-\(index)"), "failures": "1", "seconds": "1",
+                    ]
+                    harness.transfer.request(with: Endpoint<Void>(path: "retry-after/503", queryParameters: query)) {
+                        if case .failure(let error) = $0 { failures.withLockedValue { $0.append("\(error)") } }
+                        all.leave()
+                    }
+                }
+                let ended = all.wait(timeout: .now() + 30) == .success
+                return (ended, failures.withLockedValue { $0 })
+            }
+            let most = adapter.blocked.withLockedValue { $0.most }
+            print("adapters waiting for a request of their own over \(TestTransport.current): at most \(most) at once")
+            #expect(outcomes.ended)
+            #expect(outcomes.failures.isEmpty, "\(outcomes.failures.prefix(3))")
+            #expect(adapter.ranOut.withLockedValue { $0 } == 0)
+            #expect(adapter.seen.withLockedValue { $0.count } == 100)
+        }
+    }
+
     /// The test doubles' scripted waits run on Strata's queues too: a stub that answers after
     /// 200 ms answers then, in pieces 50 ms apart, with 64 callers blocking the global queue's threads.
     @Test func aStubbedAnswerComesOnTimeWithSixtyFourCallersBlocked() async throws {
