@@ -233,6 +233,41 @@ import Testing
         try await transport.shutdown()
     }
 
+    /// A `Host` field of the caller's own names the host the certificate is checked for, besides
+    /// the URL's address, which NIOSSL checks: the server's certificate names `127.0.0.1` and
+    /// `localhost`, so `Host: localhost` passes and `Host: api.strata.test` is refused.
+    @Test func overAsyncHTTPClientAHostFieldOfTheCallersIsCheckedAgainstTheCertificate() async throws {
+        let server = try await TestServer.start(tls: try TestServer.tlsConfiguration(rogue: false))
+        let transport = AsyncHTTPClientTransport(configuration: try Self.trustingTestAuthority())
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+                sessionManager: SessionManager(transport: transport)),
+            completionQueue: .global())
+        func echo(host: String) async -> Result<EchoReply, DataTransferError> {
+            do throws(DataTransferError) {
+                return .success(
+                    try await transfer.request(Endpoint<EchoReply>(path: "echo", headerParameters: ["Host": host])))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let reply = try await echo(host: "localhost").get()
+        #expect(reply.headers.first { $0.key.lowercased() == "host" }?.value == "localhost")
+        let refused = await echo(host: "api.strata.test")
+        guard case .failure(.networkFailure(.serverTrust(let error))) = refused else {
+            Issue.record("expected a host name verification failure, got \(refused)")
+            return
+        }
+        #expect(
+            error
+                == .refused(
+                    host: "api.strata.test",
+                    reason: "its certificate was issued for localhost, 127.0.0.1, not for this host"))
+        try await transport.shutdown()
+        try await server.shutdown()
+    }
+
     #if canImport(FoundationNetworking)
         @Test func overURLSessionOnLinuxAnEvaluatorRefusesHTTPSUnsent() async throws {
             let transport = URLSessionTransport(serverTrust: CertificatePinning(certificates: []))
