@@ -136,7 +136,7 @@ public final class HTTPCache: Sendable {
         let requestDirectives = CacheControl(request.headerField("Cache-Control"))
         if requestDirectives.has("no-store") { return .bypass }
         // Other methods are sent as they are; storing their response invalidates an unsafe one's URL.
-        guard request.httpMethod ?? "GET" == "GET", let key = Self.key(request.url) else { return .miss }
+        guard request.httpMethod ?? "GET" == "GET", let key = Self.key(request) else { return .miss }
         if request.headerField("If-None-Match") != nil
             || request.headerField("If-Modified-Since") != nil
         {
@@ -169,7 +169,7 @@ public final class HTTPCache: Sendable {
     func store(
         _ response: HTTPURLResponse, body: Data, for request: URLRequest, requestTime: Date, responseTime: Date
     ) {
-        guard let key = Self.key(request.url) else { return }
+        guard let key = Self.key(request) else { return }
         let method = request.httpMethod ?? "GET"
         // §4.4: a non-error answer to any method not known to be safe, whatever it is.
         if !Self.safeMethods.contains(method), (200..<400).contains(response.statusCode) {
@@ -204,9 +204,7 @@ public final class HTTPCache: Sendable {
             return nil
         }
         let refreshed = entry.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime)
-        if let key = Self.key(URL(string: entry.url)) {
-            keep(refreshed, under: key)
-        }
+        keep(refreshed, under: entry.url)
         return refreshed
     }
 
@@ -256,10 +254,26 @@ public final class HTTPCache: Sendable {
 
     // MARK: - Entries, in memory and on disk
 
-    /// `https://host:port/path?query`, without the fragment: the primary cache key.
-    static func key(_ url: URL?) -> String? {
-        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
+    /// `https://host:port/path?query`, without the fragment: the primary cache key, the request's
+    /// target URI (§2). A `Host` field of the request's own names its authority (RFC 9110 §7.1), so
+    /// virtual hosts behind one address keep their responses apart; a field that names no
+    /// authority (a path, user information, a port that is not a number) leaves the request no key,
+    /// and out of the cache.
+    static func key(_ request: URLRequest) -> String? {
+        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return nil
+        }
         components.fragment = nil
+        if let field = request.headerField("Host") {
+            guard let scheme = components.scheme,
+                let authority = URLComponents(string: "\(scheme)://\(field.trimmingCharacters(in: .whitespaces))"),
+                let host = authority.percentEncodedHost, !host.isEmpty,
+                authority.percentEncodedPath.isEmpty, authority.percentEncodedQuery == nil,
+                authority.fragment == nil, authority.percentEncodedUser == nil, authority.percentEncodedPassword == nil
+            else { return nil }
+            components.percentEncodedHost = host.lowercased()
+            components.port = authority.port
+        }
         return components.string
     }
 
@@ -506,7 +520,7 @@ struct CachedExchange: Codable, Sendable {
         }
         headers = Self.storable(headers)
         self.init(
-            url: HTTPCache.key(request.url) ?? "", statusCode: response.statusCode, headers: headers, body: body,
+            url: HTTPCache.key(request) ?? "", statusCode: response.statusCode, headers: headers, body: body,
             varyValues: Self.varyValues(named: headers.first { $0.key.lowercased() == "vary" }?.value, in: request),
             requestTime: requestTime, responseTime: responseTime)
     }

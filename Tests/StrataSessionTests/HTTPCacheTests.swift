@@ -370,6 +370,42 @@ private final class TestClock: Sendable {
         #expect(try await get(manager).body == "v2")
     }
 
+    /// The primary key is the request's target URI (RFC 9111 §2), whose authority a `Host` field
+    /// of the request's own names (RFC 9110 §7.1): virtual hosts behind one address keep their
+    /// responses apart, a field naming the URL's own authority is the same target as none, and a
+    /// field that names no authority keeps the request out of the cache.
+    @Test func aHostFieldOfTheRequestsOwnNamesTheTargetItsResponseIsKeptFor() async throws {
+        let origin = OriginServer { request in
+            (200, ["Cache-Control": "max-age=60"], request.value(forHTTPHeaderField: "Host") ?? "none")
+        }
+        let (manager, _) = manager(origin)
+        let address = try #require(URL(string: "https://10.0.0.5/items"))
+        #expect(try await get(manager, headers: ["Host": "a.strata.test"], url: address).body == "a.strata.test")
+        #expect(try await get(manager, headers: ["Host": "b.strata.test"], url: address).body == "b.strata.test")
+        #expect(try await get(manager, headers: ["Host": "A.Strata.Test"], url: address).body == "a.strata.test")
+        #expect(try await get(manager, headers: ["Host": "b.strata.test"], url: address).body == "b.strata.test")
+        #expect(try await get(manager, url: address).body == "none")
+        #expect(origin.requests.count == 3)
+        // The target a field names is the target: the URL with that authority, by field or not.
+        #expect(try await get(manager, url: URL(string: "https://a.strata.test/items")).body == "a.strata.test")
+        #expect(try await get(manager, headers: ["Host": "10.0.0.5"], url: address).body == "none")
+        #expect(
+            try await get(manager, headers: ["Host": "a.strata.test:8443"], url: address).body == "a.strata.test:8443")
+        #expect(origin.requests.count == 4)
+        // An unsafe method's answer invalidates the target its field names, and no other.
+        _ = try await get(manager, headers: ["Host": "b.strata.test"], method: "DELETE", url: address)
+        #expect(try await get(manager, headers: ["Host": "a.strata.test"], url: address).body == "a.strata.test")
+        #expect(try await get(manager, headers: ["Host": "b.strata.test"], url: address).body == "b.strata.test")
+        #expect(origin.requests.count == 6)
+        // No authority, no key: sent every time, kept never.
+        for field in ["a.strata.test/path", "user@a.strata.test", "", "a.strata.test:port", "a b"] {
+            let before = origin.requests.count
+            _ = try await get(manager, headers: ["Host": field], url: address)
+            _ = try await get(manager, headers: ["Host": field], url: address)
+            #expect(origin.requests.count == before + 2, "Host: \(field)")
+        }
+    }
+
     @Test func entriesOnDiskOutliveTheCacheThatWroteThem() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
         defer { removeFolder(directory) }
