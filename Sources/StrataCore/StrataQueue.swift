@@ -13,7 +13,8 @@ import Foundation
 /// when none is idle: a queue of its own for each piece of work would hold up nothing, but 64
 /// responses at once then ran on some 60 threads on two cores. So work goes to a few such queues
 /// (``WorkLanes``, one per core), which a caller's closure that blocks holds up for a few
-/// milliseconds at most: the lane it blocks is then replaced, while fewer than 128 lanes run.
+/// milliseconds at most: the lane it blocks is then replaced, while fewer than 128 lanes run; past
+/// that, work that ends a request runs beyond them.
 package enum StrataQueue {
     /// A new serial queue of Strata's own.
     package static func make(_ label: String = "Strata.work") -> DispatchQueue {
@@ -23,8 +24,13 @@ package enum StrataQueue {
     /// Runs `work` soon on a thread of Strata's own (``WorkLanes``): at once on an idle lane, or
     /// after the work a lane is running, or — when that work runs longer than a few milliseconds —
     /// on a new lane.
-    package static func async(_ work: @escaping @Sendable () -> Void) {
-        lanes.run(work)
+    ///
+    /// Work that ends a request (an answer on its way up, a deadline, a failure handed to the
+    /// completion) passes `ending`: when every lane is taken and no more may start, it runs beyond
+    /// the limit (``WorkLanes/run(_:ending:)``), so that requests a caller's closures wait for on
+    /// every lane still end.
+    package static func async(ending: Bool = false, _ work: @escaping @Sendable () -> Void) {
+        lanes.run(work, ending: ending)
     }
 
     private static let lanes = WorkLanes()
@@ -112,9 +118,15 @@ package final class SerialLane: Sendable {
 /// many requests at once share as many threads as there are cores.
 ///
 /// The lanes running at once, retired ones included, are at most ``limit``; past it, work waits
-/// for a retired lane to end. libdispatch gives a process a few hundred threads (255 on Linux) for
-/// all its queues, and what a blocked lane waits for may need one of them: FoundationNetworking
-/// makes and resumes a task with a `sync` on its session's queue, which its work there holds up.
+/// for a retired lane to end — except work that ends a request, which then runs on a queue of its
+/// own, up to ``endingLimit`` pieces at once. A closure of the caller's that blocks until another
+/// request ends (an adapter fetching a token through the same stack, waiting on a semaphore)
+/// holds its lane: with a few hundred such waits at once every lane was held, the answers they
+/// waited for waited for a lane, and so did every deadline, and nothing ended again.
+///
+/// libdispatch gives a process a few hundred threads (255 on Linux) for all its queues, and what a
+/// blocked lane waits for may need one of them: FoundationNetworking makes and resumes a task with
+/// a `sync` on its session's queue, which its work there holds up.
 /// On a busy machine each such wait took longer than the stall limit, so each replacement lane
 /// blocked in turn; a few hundred requests, streams and forms at once took every thread
 /// libdispatch had, none was left for the session's queue, and the process hung.
@@ -124,6 +136,8 @@ package final class WorkLanes: Sendable {
     private let stallLimit: UInt64
     /// The most lanes running at once, the ones retired while they run included.
     package let limit: Int
+    /// The most pieces of work that end requests running at once beyond ``limit``.
+    package let endingLimit: Int
 
     private final class Lane: @unchecked Sendable {  // Sendable: `WorkLanes.state`'s lock guards the `var`s.
         let queue = StrataQueue.makeMarked()
@@ -133,29 +147,73 @@ package final class WorkLanes: Sendable {
         var retired = false
     }
 
+    /// Work waiting for a lane, in the order it came.
+    private struct Backlog: Sendable {
+        private var pieces: [(order: UInt64, work: @Sendable () -> Void)] = []
+        private var head = 0
+
+        var count: Int { pieces.count - head }
+        /// The order of the first piece, if any.
+        var first: UInt64? { head < pieces.count ? pieces[head].order : nil }
+
+        mutating func append(_ work: @escaping @Sendable () -> Void, order: UInt64) {
+            pieces.append((order, work))
+        }
+
+        mutating func take() -> (@Sendable () -> Void)? {
+            guard head < pieces.count else { return nil }
+            let work = pieces[head].work
+            head += 1
+            if head == pieces.count {
+                pieces.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 32, head * 2 >= pieces.count {
+                pieces.removeFirst(head)
+                head = 0
+            }
+            return work
+        }
+    }
+
     private struct State: Sendable {
         var lanes: [Lane]
-        /// Work waiting for a lane, first at `head`.
-        var backlog: [@Sendable () -> Void] = []
-        var head = 0
+        /// Work that ends requests, and other work, waiting for a lane; lanes take both in the order
+        /// they came.
+        var ending = Backlog()
+        var other = Backlog()
+        var arrivals: UInt64 = 0
         /// Whether a look at stalled lanes is due.
         var watching = false
         /// Retired lanes still running their piece of work.
         var retiredRunning = 0
+        /// Pieces of work that end requests running beyond the limit.
+        var endingRunning = 0
 
-        var waiting: Int { backlog.count - head }
+        var waiting: Int { ending.count + other.count }
 
-        mutating func takeWaiting() -> (@Sendable () -> Void)? {
-            guard head < backlog.count else { return nil }
-            let work = backlog[head]
-            head += 1
-            if head == backlog.count {
-                backlog.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 32, head * 2 >= backlog.count {
-                backlog.removeFirst(head)
-                head = 0
+        mutating func wait(_ work: @escaping @Sendable () -> Void, ending isEnding: Bool) {
+            arrivals += 1
+            if isEnding {
+                ending.append(work, order: arrivals)
+            } else {
+                other.append(work, order: arrivals)
             }
+        }
+
+        /// The piece of work that has waited longest.
+        mutating func takeWaiting() -> (@Sendable () -> Void)? {
+            guard let endingFirst = ending.first else { return other.take() }
+            guard let otherFirst = other.first, otherFirst < endingFirst else { return ending.take() }
+            return other.take()
+        }
+
+        /// The longest-waiting work that ends a request, to run beyond `limit` lanes once they run,
+        /// if fewer than `endingLimit` such pieces do.
+        mutating func takeBeyond(limit: Int, endingLimit: Int) -> (@Sendable () -> Void)? {
+            guard lanes.count + retiredRunning >= limit, endingRunning < endingLimit, let work = ending.take() else {
+                return nil
+            }
+            endingRunning += 1
             return work
         }
     }
@@ -166,35 +224,64 @@ package final class WorkLanes: Sendable {
     /// `width` lanes (by default as many as the machine has active cores, and at least two), each
     /// replaced once it has run one piece of work for `stallLimit` seconds (2 ms by default, an
     /// hour at most) while other work waits, as long as no more than `limit` lanes (128 by default,
-    /// at least `width`) then run at once.
+    /// at least `width`) then run at once; beyond them, up to `endingLimit` (32 by default) pieces
+    /// of work that end requests.
     package init(
         width: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), stallLimit: TimeInterval = 0.002,
-        limit: Int = 128
+        limit: Int = 128, endingLimit: Int = 32
     ) {
         let width = max(1, width)
         state = Locked(State(lanes: (0..<width).map { _ in Lane() }))
         self.stallLimit = stallLimit > 0 ? UInt64(min(stallLimit, 3600) * 1e9) : 0
         self.limit = max(width, limit)
+        self.endingLimit = max(0, endingLimit)
     }
 
     private static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    /// Runs `work` on an idle lane, or once a lane is free (or replaced).
-    package func run(_ work: @escaping @Sendable () -> Void) {
+    /// Runs `work` on an idle lane, or once a lane is free (or replaced). Work that ends a request
+    /// (`ending`) that finds every lane busy and ``limit`` lanes running runs at once on a queue of
+    /// its own instead, while fewer than ``endingLimit`` such pieces run, and such work that waits
+    /// when the limit is reached starts there as soon as the limit allows.
+    package func run(_ work: @escaping @Sendable () -> Void, ending: Bool = false) {
         let now = Self.now
-        let (lane, watch) = state.withLock { state -> (Lane?, Bool) in
+        let (lane, beyond, watch) = state.withLock { state -> (Lane?, (@Sendable () -> Void)?, Bool) in
             if let lane = state.lanes.first(where: { $0.busySince == nil }) {
                 lane.busySince = now
-                return (lane, false)
+                return (lane, nil, false)
             }
-            state.backlog.append(work)
-            defer { state.watching = true }
-            return (nil, !state.watching)
+            state.wait(work, ending: ending)
+            let beyond = ending ? state.takeBeyond(limit: limit, endingLimit: endingLimit) : nil
+            guard state.waiting > 0, !state.watching else { return (nil, beyond, false) }
+            state.watching = true
+            return (nil, beyond, true)
         }
         if let lane {
             lane.queue.async { self.drain(lane, from: work) }
-        } else if watch {
+        }
+        if let beyond {
+            runBeyondLimit(beyond)
+        }
+        if watch {
             lookForStalls()
+        }
+    }
+
+    /// Runs `first`, which ends a request, on a queue of its own, then other such work while the
+    /// limit holds the lanes. Not a lane: nothing replaces it if it blocks, so completions are
+    /// queued from it (``HandOver``).
+    private func runBeyondLimit(_ first: @escaping @Sendable () -> Void) {
+        StrataQueue.make("Strata.work.ending").async { [self] in
+            var work = first
+            while true {
+                work()
+                let next = state.withLock { state -> (@Sendable () -> Void)? in
+                    state.endingRunning -= 1
+                    return state.takeBeyond(limit: limit, endingLimit: endingLimit)
+                }
+                guard let next else { return }
+                work = next
+            }
         }
     }
 
@@ -222,12 +309,14 @@ package final class WorkLanes: Sendable {
     }
 
     /// While work waits, replaces every lane that has run one piece of work for ``stallLimit``, as
-    /// long as ``limit`` allows, giving waiting work to the new lanes; looks again after
-    /// ``stallLimit`` while work waits.
+    /// long as ``limit`` allows, giving waiting work to the new lanes, and starts waiting work that
+    /// ends a request beyond the limit once it is reached; looks again after ``stallLimit`` while
+    /// work waits.
     private func lookForStalls() {
         watcher.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: stallLimit))) { [self] in
             let now = Self.now
-            let (started, again) = state.withLock { state -> ([(Lane, @Sendable () -> Void)], Bool) in
+            let (started, beyond, again) = state.withLock {
+                state -> ([(Lane, @Sendable () -> Void)], [@Sendable () -> Void], Bool) in
                 var started: [(Lane, @Sendable () -> Void)] = []
                 for index in state.lanes.indices where state.waiting > 0 {
                     guard state.lanes.count + state.retiredRunning < limit else { break }
@@ -243,12 +332,17 @@ package final class WorkLanes: Sendable {
                         started.append((lane, work))
                     }
                 }
+                var beyond: [@Sendable () -> Void] = []
+                while let work = state.takeBeyond(limit: limit, endingLimit: endingLimit) {
+                    beyond.append(work)
+                }
                 state.watching = state.waiting > 0
-                return (started, state.watching)
+                return (started, beyond, state.watching)
             }
             for (lane, work) in started {
                 lane.queue.async { self.drain(lane, from: work) }
             }
+            beyond.forEach(runBeyondLimit)
             if again { lookForStalls() }
         }
     }

@@ -92,7 +92,7 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
         // Each on a queue of its own: a timed-out attempt goes on to the retriers and the completion,
         // the caller's code, which must hold up neither the timer nor another request.
         for entry in due {
-            StrataQueue.async { entry.execution.deadlinePassed(entry.bound) }
+            StrataQueue.async(ending: true) { entry.execution.deadlinePassed(entry.bound) }
         }
     }
 }

@@ -191,7 +191,7 @@ final class RequestExecution: Sendable {
             // once, grow the stack without bound: it runs on a lane. A success comes up from the
             // transport, off any caller's stack.
             guard outcome.error != nil else { return deliver(outcome) }
-            StrataQueue.async { deliver(outcome) }
+            StrataQueue.async(ending: true) { deliver(outcome) }
         }
     }
 
@@ -414,10 +414,12 @@ final class RequestExecution: Sendable {
             // another transfer. Only a success for a completion that resumes a task, which runs
             // none of the caller's code, completes where it is (a success is never a redirect:
             // a 3xx is acceptable only when the caller says so).
-            if completesSuccessInline, failure == nil, !isRedirect(outcome) {
+            // A redirect goes on to the adapters, so it is no end (see `WorkLanes.run(_:ending:)`).
+            let redirects = isRedirect(outcome)
+            if completesSuccessInline, failure == nil, !redirects {
                 handle()
             } else {
-                StrataQueue.async(handle)
+                StrataQueue.async(ending: !redirects, handle)
             }
         }
         let exchange = ExchangeSlot()

@@ -196,7 +196,7 @@ final class PipelineStream: ResponseReceiver, ResponseExchange, @unchecked Senda
     /// together), whose expiry runs on Strata's work lanes.
     private func makeTimer(_ handler: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(queue: Self.timers)
-        timer.setEventHandler { StrataQueue.async(handler) }
+        timer.setEventHandler { StrataQueue.async(ending: true, handler) }
         return timer
     }
 

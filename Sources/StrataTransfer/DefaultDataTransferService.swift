@@ -207,7 +207,7 @@ public struct DefaultDataTransferService: DataTransferService {
                     case .success(let response) where response.body.count <= Self.inlineDecodingLimit:
                         Self.decode(response, with: decode, completing: call, reporting: handling)
                     case .success(let response):
-                        StrataQueue.async {
+                        StrataQueue.async(ending: true) {
                             Self.decode(response, with: decode, completing: call, reporting: handling)
                         }
                     case .failure(let error):

@@ -156,6 +156,92 @@ import Testing
     }
 }
 
+/// Work that ends a request does not wait for lanes a caller's closures hold: when every lane is
+/// taken and the limit reached, it runs beyond it, up to its own limit; other work waits.
+@Suite struct EndingWorkTests {
+    /// Polls until `condition` holds, for a second at most.
+    private func until(_ condition: () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(2)) }
+    }
+
+    @Test func workThatEndsARequestRunsBeyondTheLimitWhileEveryLaneIsHeld() async throws {
+        #expect(WorkLanes().endingLimit == 32)
+        let lanes = WorkLanes(width: 2, stallLimit: 0.002, limit: 4, endingLimit: 2)
+        let release = DispatchSemaphore(value: 0)
+        let holding = Locked(0)
+        // Six closures that block until released: four lanes (the limit) take them, two wait.
+        for _ in 0..<6 {
+            lanes.run {
+                holding.withLock { $0 += 1 }
+                release.wait()
+            }
+        }
+        try await until { holding.value == 4 }
+        #expect(holding.value == 4)
+        let plain = Locked(false)
+        lanes.run { plain.withLock { $0 = true } }
+        let ended = Locked(0)
+        let endingRelease = DispatchSemaphore(value: 0)
+        for _ in 0..<3 {
+            lanes.run(
+                {
+                    ended.withLock { $0 += 1 }
+                    endingRelease.wait()
+                }, ending: true)
+        }
+        try await until { ended.value == 2 }
+        try await Task.sleep(for: .milliseconds(50))
+        // Two ran beyond the limit; the third, past the ending limit, waits with the plain one.
+        #expect(ended.value == 2)
+        #expect(!plain.value)
+        #expect(holding.value == 4)
+        for _ in 0..<6 { release.signal() }
+        for _ in 0..<3 { endingRelease.signal() }
+        try await until { holding.value == 6 && plain.value && ended.value == 3 }
+        #expect(holding.value == 6)
+        #expect(plain.value)
+        #expect(ended.value == 3)
+    }
+
+    /// A piece that came while lanes could still be added waits for one like other work; once the
+    /// limit is reached, it starts beyond it with the next look at the lanes.
+    @Test func workThatEndsARequestWaitingWhenTheLimitIsReachedStartsBeyondIt() async throws {
+        let lanes = WorkLanes(width: 1, stallLimit: 0.002, limit: 2, endingLimit: 1)
+        let release = DispatchSemaphore(value: 0)
+        let holding = Locked(0)
+        for _ in 0..<2 {
+            lanes.run {
+                holding.withLock { $0 += 1 }
+                release.wait()
+            }
+        }
+        let ended = Locked(false)
+        lanes.run({ ended.withLock { $0 = true } }, ending: true)
+        try await until { ended.value && holding.value == 2 }
+        #expect(ended.value)
+        #expect(holding.value == 2)
+        for _ in 0..<2 { release.signal() }
+    }
+
+    @Test func workThatEndsARequestTakesAnIdleLaneOrWaitsBelowTheLimitAsOtherWorkDoes() async throws {
+        let lanes = WorkLanes(width: 1, stallLimit: 3600, limit: 4, endingLimit: 2)
+        let release = DispatchSemaphore(value: 0)
+        let order = Locked<[String]>([])
+        lanes.run {
+            release.wait()
+            order.withLock { $0.append("blocked") }
+        }
+        // One lane of four allowed, busy: the ending piece waits for it (no stall is seen within
+        // an hour), as other work does, rather than start a queue of its own.
+        lanes.run({ order.withLock { $0.append("ending") } }, ending: true)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(order.value.isEmpty)
+        release.signal()
+        try await until { order.value.count == 2 }
+        #expect(order.value == ["blocked", "ending"])
+    }
+}
+
 /// A serial queue over the work lanes: one piece at a time, in the order given, each once; and a
 /// piece that blocks holds up its own queue, not another's.
 @Suite struct SerialLaneTests {

@@ -205,12 +205,14 @@ import Testing
         }
     }
 
-    /// A hundred requests are answered `503` with `Retry-After: 1`, and on their retry, which
+    /// Three hundred requests are answered `503` with `Retry-After: 1`, and on their retry, which
     /// comes for all of them at once, an adapter blocks its lane until a request of its own is
-    /// answered. Lanes are replaced while fewer than 128 run (`WorkLanes.limit`), so each nested
-    /// request finds one and every request succeeds; past the limit, Strata's work would wait for
-    /// a blocked lane, deadlines included, and these would hang (the README says so).
-    @Test func adaptersThatWaitForARequestOfTheSameStackGoOnAHundredAtOnce() async throws {
+    /// answered. Lanes are replaced while fewer than 128 run (`WorkLanes.limit`), so the adapters
+    /// soon hold all of them; the nested requests' answers, which end requests, run beyond the
+    /// limit, free a lane each, and every request succeeds. Before, those answers waited for a
+    /// lane like any work, as did every deadline: the process hung for good at 300 (at 150 it
+    /// went on).
+    @Test func adaptersThatWaitForARequestOfTheSameStackHoldEveryLaneAndAllSucceed() async throws {
         let transfer = NIOLockedValueBox<DefaultDataTransferService?>(nil)
         let adapter = WaitingAdapter(transfer: transfer)
         try await Harness.with(
@@ -220,7 +222,7 @@ import Testing
             let outcomes = await Self.onThread { () -> (ended: Bool, failures: [String]) in
                 let failures = NIOLockedValueBox<[String]>([])
                 let all = DispatchGroup()
-                for index in 0..<100 {
+                for index in 0..<300 {
                     all.enter()
                     let query: [String: ParameterValue] = [
                         "key": .string("waiting-adapter-\(index)"), "failures": "1", "seconds": "1",
@@ -238,7 +240,80 @@ import Testing
             #expect(outcomes.ended)
             #expect(outcomes.failures.isEmpty, "\(outcomes.failures.prefix(3))")
             #expect(adapter.ranOut.withLockedValue { $0 } == 0)
-            #expect(adapter.seen.withLockedValue { $0.count } == 100)
+            #expect(adapter.seen.withLockedValue { $0.count } == 300)
+            // The adapters held every lane the limit allows at some point.
+            #expect(most >= 100)
+        }
+    }
+
+    /// Adapters that hold every lane Strata may start (each blocks on a redirect's next request
+    /// until the test lets it go) delay no deadline: a request to a server that never answers ends
+    /// with `.timedOut` at its half second, and one that is answered ends with its value, while
+    /// all of them are held. Before, both waited for a lane until the adapters returned.
+    @Test func deadlinesAndAnswersEndTheirRequestsWhileAdaptersHoldEveryLane() async throws {
+        struct Holding: RequestAdapter {
+            let release: DispatchSemaphore
+            let held: NIOLockedValueBox<Int>
+            func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+                if request.url?.path == "/echo/held" {
+                    held.withLockedValue { $0 += 1 }
+                    release.wait()
+                }
+                completion(.success(request))
+            }
+        }
+        let release = DispatchSemaphore(value: 0)
+        let held = NIOLockedValueBox(0)
+        try await Harness.with(adapters: [Holding(release: release, held: held)]) { harness in
+            let outcome = await Self.onThread { () -> [String] in
+                let all = DispatchGroup()
+                for _ in 0..<150 {
+                    all.enter()
+                    harness.transfer.request(
+                        with: Endpoint<Void>(path: "redirect/302", queryParameters: ["to": "/echo/held"])
+                    ) { _ in all.leave() }
+                }
+                // Lanes are replaced every 2 ms while work waits: 128 are held within a second.
+                for _ in 0..<500 where held.withLockedValue({ $0 }) < 128 { usleep(2_000) }
+                let lines = NIOLockedValueBox(["held \(held.withLockedValue { $0 })"])
+                let ended = DispatchGroup()
+                let silent = DefaultDataTransferService(
+                    networkService: DefaultNetworkService(
+                        configuration: NetworkConfiguration(baseURL: harness.server.otherOriginURL),
+                        sessionManager: harness.manager),
+                    completionQueue: DispatchQueue(label: "BlockedCallerTests.silent"))
+                for (service, path, timeout) in [
+                    (silent, "fault/no-answer", 0.5), (harness.transfer, "delay/100", 5),
+                ] {
+                    ended.enter()
+                    let started = DispatchTime.now().uptimeNanoseconds
+                    service.request(with: Endpoint<Void>(path: path, timeoutInterval: timeout)) { result in
+                        let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+                        switch result {
+                        case .success: lines.withLockedValue { $0.append("\(path) answered after \(ms) ms") }
+                        case .failure(.networkFailure(.timedOut)):
+                            lines.withLockedValue { $0.append("\(path) timed out after \(ms) ms") }
+                        case .failure(let error):
+                            lines.withLockedValue { $0.append("\(path) failed after \(ms) ms: \(error)") }
+                        }
+                        ended.leave()
+                    }
+                }
+                let endedInTime = ended.wait(timeout: .now() + 3) == .success
+                lines.withLockedValue { $0.append(endedInTime ? "both ended" : "not ended within 3 s") }
+                for _ in 0..<150 { release.signal() }
+                let allEnded = all.wait(timeout: .now() + 20) == .success
+                lines.withLockedValue { $0.append(allEnded ? "all held ended" : "held not ended") }
+                return lines.withLockedValue { $0 }
+            }
+            print("while adapters hold every lane over \(TestTransport.current): \(outcome)")
+            #expect(outcome.first == "held 128")
+            #expect(outcome.contains("both ended"))
+            #expect(outcome.contains("all held ended"))
+            let timedOut = outcome.first { $0.hasPrefix("fault/no-answer timed out after") }
+            let ms = timedOut.flatMap { Int($0.split(separator: " ")[4]) } ?? .max
+            #expect((490..<1_000).contains(ms), "\(outcome)")
+            #expect(outcome.contains { $0.hasPrefix("delay/100 answered after") })
         }
     }
 
