@@ -89,8 +89,9 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
             }
             return Array(due.values)
         }
-        // Each on a queue of its own: a timed-out attempt goes on to the retriers and the completion,
-        // the caller's code, which must hold up neither the timer nor another request.
+        // Each on a lane: a timed-out attempt goes on to the retriers and the completion, the
+        // caller's code, which must hold up neither the timer nor another request. A deadline ends
+        // a request, so it runs beyond the lanes' limit when closures of the caller's hold them all.
         for entry in due {
             StrataQueue.async(ending: true) { entry.execution.deadlinePassed(entry.bound) }
         }
