@@ -159,6 +159,19 @@ import Testing
 /// Work that ends a request does not wait for lanes a caller's closures hold: when every lane is
 /// taken and the limit reached, it runs beyond it, up to its own limit; other work waits.
 @Suite struct EndingWorkTests {
+    /// Sends `count` closures that each block until `release` is signalled; returns how many have
+    /// started.
+    private func hold(_ count: Int, on lanes: WorkLanes, until release: DispatchSemaphore) -> Locked<Int> {
+        let holding = Locked(0)
+        for _ in 0..<count {
+            lanes.run {
+                holding.withLock { $0 += 1 }
+                release.wait()
+            }
+        }
+        return holding
+    }
+
     /// Polls until `condition` holds, for a second at most.
     private func until(_ condition: () -> Bool) async throws {
         for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(2)) }
@@ -168,14 +181,8 @@ import Testing
         #expect(WorkLanes().endingLimit == 32)
         let lanes = WorkLanes(width: 2, stallLimit: 0.002, limit: 4, endingLimit: 2)
         let release = DispatchSemaphore(value: 0)
-        let holding = Locked(0)
         // Six closures that block until released: four lanes (the limit) take them, two wait.
-        for _ in 0..<6 {
-            lanes.run {
-                holding.withLock { $0 += 1 }
-                release.wait()
-            }
-        }
+        let holding = hold(6, on: lanes, until: release)
         try await until { holding.value == 4 }
         #expect(holding.value == 4)
         let plain = Locked(false)
@@ -208,13 +215,7 @@ import Testing
     @Test func workThatEndsARequestWaitingWhenTheLimitIsReachedStartsBeyondIt() async throws {
         let lanes = WorkLanes(width: 1, stallLimit: 0.002, limit: 2, endingLimit: 1)
         let release = DispatchSemaphore(value: 0)
-        let holding = Locked(0)
-        for _ in 0..<2 {
-            lanes.run {
-                holding.withLock { $0 += 1 }
-                release.wait()
-            }
-        }
+        let holding = hold(2, on: lanes, until: release)
         let ended = Locked(false)
         lanes.run({ ended.withLock { $0 = true } }, ending: true)
         try await until { ended.value && holding.value == 2 }

@@ -34,10 +34,10 @@ import Testing
         Data(try NIOSSLCertificate(bytes: Array(pem.utf8), format: .pem).toDERBytes())
     }
 
-    /// Runs `endpoint` through `transport` against a TLS server (the rogue one if `rogue`), by
-    /// `host` (by default its address, `127.0.0.1`).
+    /// Runs the echo endpoint, with `headers`, through `transport` against a TLS server (the rogue
+    /// one if `rogue`), by `host` (by default its address, `127.0.0.1`).
     static func echo(
-        over transport: any Transport, rogue: Bool = false, host: String? = nil
+        over transport: any Transport, rogue: Bool = false, host: String? = nil, headers: HTTPHeaders = [:]
     ) async throws -> Result<
         EchoReply, DataTransferError
     > {
@@ -54,7 +54,8 @@ import Testing
         let result: Result<EchoReply, DataTransferError>
         do {
             result = .success(
-                try await transfer.request(Endpoint<EchoReply>(path: "echo", queryParameters: ["q": "tls"])))
+                try await transfer.request(
+                    Endpoint<EchoReply>(path: "echo", headerParameters: headers, queryParameters: ["q": "tls"])))
         } catch {
             result = .failure(error)
         }
@@ -217,16 +218,7 @@ import Testing
             pinning: CertificatePinning(certificates: [try Self.der(TestCertificates.server)]))
         let transport = AsyncHTTPClientTransport(
             configuration: configuration, serverTrust: evaluating ? evaluator : nil)
-        let result = try await Self.echo(over: transport, host: "api.strata.test")
-        guard case .failure(.networkFailure(.serverTrust(let error))) = result else {
-            Issue.record("expected a host name verification failure, got \(result)")
-            return
-        }
-        #expect(
-            error
-                == .refused(
-                    host: "api.strata.test",
-                    reason: "its certificate was issued for localhost, 127.0.0.1, not for this host"))
+        Self.expectRefusedForAnotherName(try await Self.echo(over: transport, host: "api.strata.test"))
         #expect(evaluator.chains.isEmpty)
         // The same server and certificate by a name it was issued for.
         #expect(try await Self.echo(over: transport, host: "localhost").get().queryValue("q") == "tls")
@@ -237,26 +229,17 @@ import Testing
     /// the URL's address, which NIOSSL checks: the server's certificate names `127.0.0.1` and
     /// `localhost`, so `Host: localhost` passes and `Host: api.strata.test` is refused.
     @Test func overAsyncHTTPClientAHostFieldOfTheCallersIsCheckedAgainstTheCertificate() async throws {
-        let server = try await TestServer.start(tls: try TestServer.tlsConfiguration(rogue: false))
         let transport = AsyncHTTPClientTransport(configuration: try Self.trustingTestAuthority())
-        let transfer = DefaultDataTransferService(
-            networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
-                sessionManager: SessionManager(transport: transport)),
-            completionQueue: .global())
-        func echo(host: String) async -> Result<EchoReply, DataTransferError> {
-            do throws(DataTransferError) {
-                return .success(
-                    try await transfer.request(Endpoint<EchoReply>(path: "echo", headerParameters: ["Host": host])))
-            } catch {
-                return .failure(error)
-            }
-        }
-        let reply = try await echo(host: "localhost").get()
+        let reply = try await Self.echo(over: transport, headers: ["Host": "localhost"]).get()
         #expect(reply.headers.first { $0.key.lowercased() == "host" }?.value == "localhost")
-        let refused = await echo(host: "api.strata.test")
-        guard case .failure(.networkFailure(.serverTrust(let error))) = refused else {
-            Issue.record("expected a host name verification failure, got \(refused)")
+        Self.expectRefusedForAnotherName(try await Self.echo(over: transport, headers: ["Host": "api.strata.test"]))
+        try await transport.shutdown()
+    }
+
+    /// Expects `result` to be the refusal of the test server's certificate for `api.strata.test`.
+    static func expectRefusedForAnotherName(_ result: Result<EchoReply, DataTransferError>) {
+        guard case .failure(.networkFailure(.serverTrust(let error))) = result else {
+            Issue.record("expected a host name verification failure, got \(result)")
             return
         }
         #expect(
@@ -264,8 +247,6 @@ import Testing
                 == .refused(
                     host: "api.strata.test",
                     reason: "its certificate was issued for localhost, 127.0.0.1, not for this host"))
-        try await transport.shutdown()
-        try await server.shutdown()
     }
 
     #if canImport(FoundationNetworking)
