@@ -126,10 +126,10 @@ package final class SerialLane: Sendable {
 ///
 /// libdispatch gives a process a few hundred threads (255 on Linux) for all its queues, and what a
 /// blocked lane waits for may need one of them: FoundationNetworking makes and resumes a task with
-/// a `sync` on its session's queue, which its work there holds up.
-/// On a busy machine each such wait took longer than the stall limit, so each replacement lane
-/// blocked in turn; a few hundred requests, streams and forms at once took every thread
-/// libdispatch had, none was left for the session's queue, and the process hung.
+/// a `sync` on its session's queue, which its work there holds up. On a busy machine each such
+/// wait took longer than the stall limit, so each replacement lane blocked in turn; a few hundred
+/// requests, streams and forms at once took every thread libdispatch had, none was left for the
+/// session's queue, and the process hung.
 package final class WorkLanes: Sendable {
     /// How long a lane may run one piece of work while other work waits before it is replaced, in
     /// nanoseconds.
