@@ -43,9 +43,12 @@ package enum StrataQueue {
     /// The timers fire on one queue, which hands each piece of work to the lanes, so that their
     /// work takes no thread beyond the lanes' limit. A queue of its own for each ran the work
     /// there, a thread each for timers that fire together — and a retry's next attempt, say, makes
-    /// and resumes a task with FoundationNetworking, which waits for the session's queue.
-    package static func async(after seconds: Double, _ work: @escaping @Sendable () -> Void) {
-        timers.asyncAfter(deadline: .now() + (seconds.isNaN ? 0 : seconds)) { lanes.run(work) }
+    /// and resumes a task with FoundationNetworking, which waits for the session's queue. A timer
+    /// whose work ends requests (a refresh that timed out) passes `ending`, as ``async(ending:_:)``.
+    package static func async(
+        after seconds: Double, ending: Bool = false, _ work: @escaping @Sendable () -> Void
+    ) {
+        timers.asyncAfter(deadline: .now() + (seconds.isNaN ? 0 : seconds)) { lanes.run(work, ending: ending) }
     }
 
     private static let timers = make("Strata.timers")

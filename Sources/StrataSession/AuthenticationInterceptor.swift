@@ -287,7 +287,8 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
                 count: refreshWindow.maximumAttempts, within: refreshWindow.interval)
             return finishRefresh(generation: nil, with: .failure(error))
         }
-        StrataQueue.async(after: refreshTimeout) { [self] in
+        // Its waiting requests fail: it ends them even while a caller's closures hold every lane.
+        StrataQueue.async(after: refreshTimeout, ending: true) { [self] in
             finishRefresh(
                 generation: generation, with: .failure(AuthenticationError.refreshTimedOut(after: refreshTimeout)))
         }

@@ -423,7 +423,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             } else {
                 completionHandler(.cancelAuthenticationChallenge, nil)
             }
-            StrataQueue.async(after: challengeTimeout) { [weak self] in
+            StrataQueue.async(after: challengeTimeout, ending: true) { [weak self] in
                 self?.cancel(task, in: session)
             }
         #else

@@ -248,8 +248,9 @@ import Testing
 
     /// Adapters that hold every lane Strata may start (each blocks on a redirect's next request
     /// until the test lets it go) delay no deadline: a request to a server that never answers ends
-    /// with `.timedOut` at its half second, and one that is answered ends with its value, while
-    /// all of them are held. Before, both waited for a lane until the adapters returned.
+    /// with `.timedOut` at its half second, one that is answered ends with its value, and one
+    /// whose token refresh never calls back fails at the refresh's half-second timeout, while all
+    /// of them are held. Before, each waited for a lane until the adapters returned.
     @Test func deadlinesAndAnswersEndTheirRequestsWhileAdaptersHoldEveryLane() async throws {
         struct Holding: RequestAdapter {
             let release: DispatchSemaphore
@@ -265,6 +266,16 @@ import Testing
         let release = DispatchSemaphore(value: 0)
         let held = NIOLockedValueBox(0)
         try await Harness.with(adapters: [Holding(release: release, held: held)]) { harness in
+            let auth = AuthenticationInterceptor(
+                authenticator: ServerAuthenticator(server: harness.server, neverCallsBack: true),
+                credential: try await expiredCredential(harness.server),
+                origins: Set([Origin(harness.server.baseURL)].compactMap { $0 }),
+                refreshTimeout: 0.5)
+            let refreshing = DefaultDataTransferService(
+                networkService: DefaultNetworkService(
+                    configuration: NetworkConfiguration(baseURL: harness.server.baseURL),
+                    sessionManager: SessionManager.underTest(adapters: [auth], retriers: [auth])),
+                completionQueue: DispatchQueue(label: "BlockedCallerTests.refreshing"))
             let outcome = await Self.onThread { () -> [String] in
                 let all = DispatchGroup()
                 for _ in 0..<150 {
@@ -284,6 +295,7 @@ import Testing
                     completionQueue: DispatchQueue(label: "BlockedCallerTests.silent"))
                 for (service, path, timeout) in [
                     (silent, "fault/no-answer", 0.5), (harness.transfer, "delay/100", 5),
+                    (refreshing, "auth/protected", 5),
                 ] {
                     ended.enter()
                     let started = DispatchTime.now().uptimeNanoseconds
@@ -293,6 +305,9 @@ import Testing
                         case .success: lines.withLockedValue { $0.append("\(path) answered after \(ms) ms") }
                         case .failure(.networkFailure(.timedOut)):
                             lines.withLockedValue { $0.append("\(path) timed out after \(ms) ms") }
+                        case .failure(.networkFailure(.underlying(let error)))
+                        where error as? AuthenticationError == .refreshTimedOut(after: 0.5):
+                            lines.withLockedValue { $0.append("\(path) refresh timed out after \(ms) ms") }
                         case .failure(let error):
                             lines.withLockedValue { $0.append("\(path) failed after \(ms) ms: \(error)") }
                         }
@@ -300,7 +315,7 @@ import Testing
                     }
                 }
                 let endedInTime = ended.wait(timeout: .now() + 3) == .success
-                lines.withLockedValue { $0.append(endedInTime ? "both ended" : "not ended within 3 s") }
+                lines.withLockedValue { $0.append(endedInTime ? "all three ended" : "not ended within 3 s") }
                 for _ in 0..<150 { release.signal() }
                 let allEnded = all.wait(timeout: .now() + 20) == .success
                 lines.withLockedValue { $0.append(allEnded ? "all held ended" : "held not ended") }
@@ -308,12 +323,15 @@ import Testing
             }
             print("while adapters hold every lane over \(TestTransport.current): \(outcome)")
             #expect(outcome.first == "held 128")
-            #expect(outcome.contains("both ended"))
+            #expect(outcome.contains("all three ended"))
             #expect(outcome.contains("all held ended"))
             let timedOut = outcome.first { $0.hasPrefix("fault/no-answer timed out after") }
             let ms = timedOut.flatMap { Int($0.split(separator: " ")[4]) } ?? .max
             #expect((490..<1_000).contains(ms), "\(outcome)")
             #expect(outcome.contains { $0.hasPrefix("delay/100 answered after") })
+            let refreshEnded = outcome.first { $0.hasPrefix("auth/protected refresh timed out after") }
+            let refreshMs = refreshEnded.flatMap { Int($0.split(separator: " ")[5]) } ?? .max
+            #expect((490..<1_000).contains(refreshMs), "\(outcome)")
         }
     }
 
