@@ -379,12 +379,24 @@ enum Probe {
             return answer(
                 head: (["HTTP/1.1 200 OK"] + filler + ["Content-Length: 2"]).joined(separator: "\r\n"), body: "ok",
                 expected: ["transport"])
+        case .headerLineFlood:
+            // Over URLSession, FoundationNetworking copies the lines read so far for each line
+            // (about 3 s for these, on its session's queue): the request's deadline ends it
+            // meanwhile. AsyncHTTPClient refuses a head over 80 KB.
+            var scenario = answer(
+                head: (["HTTP/1.1 200 OK"] + (0..<20_000).map { "X-\($0): v" } + ["Content-Length: 2"])
+                    .joined(separator: "\r\n"), body: "ok", expected: ["transport", "timedOut"])
+            scenario.timeout = 1
+            scenario.bound = .milliseconds(2_500)
+            return scenario
         case .invalidGzip:
             return answer(
                 head: "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 24",
                 body: "this is not gzip at all!", expected: ["transport"])
         case .gzipCutShort:
             return gzipped(Array(squaresGzip.prefix(74)), expected: ["transport"])
+        case .brotliCutShort:
+            return gzipped(Array(squaresBrotli.prefix(60)), coding: "br", expected: ["transport"])
         case .gzipWithoutTrailer:
             return gzipped(
                 Array(squaresGzip.dropLast(8)), expected: read(byAsyncHTTPClient: false, byFoundationNetworking: true))
@@ -615,17 +627,31 @@ enum Probe {
         0xfd, 0x00, 0x00, 0x00,
     ]
 
+    /// The squares as ``squaresGzip`` holds them, compressed by brotli 1.2 at quality 11 (Python's
+    /// `brotli` package).
+    static let squaresBrotli: [UInt8] = [
+        0x1b, 0xfc, 0x00, 0xf8, 0x05, 0xdc, 0x70, 0xa9, 0x2e, 0x44, 0x41, 0xf4, 0xb7, 0x34, 0x41, 0x2e,
+        0x04, 0x68, 0x2b, 0x44, 0x38, 0xb4, 0x78, 0xe8, 0x25, 0xc7, 0x86, 0x2f, 0x54, 0x85, 0x2c, 0x94,
+        0xa0, 0x3d, 0x74, 0x8b, 0x3d, 0x78, 0x16, 0xff, 0xa3, 0x1d, 0x7a, 0x45, 0xaa, 0x48, 0x44, 0x7e,
+        0x18, 0x1f, 0xf3, 0x96, 0xf5, 0xb0, 0x6f, 0x79, 0x3e, 0xde, 0x0f, 0x3f, 0xe2, 0xaa, 0xb8, 0x15,
+        0x2a, 0x07, 0xd5, 0x3f, 0xa4, 0x59, 0x64, 0x0f, 0xf2, 0x2d, 0xea, 0x3d, 0x94, 0x04, 0x8d, 0x85,
+        0xb6, 0x0a, 0xed, 0x17, 0x7a, 0x1b, 0xf4, 0x73, 0xe8, 0x7a, 0x71, 0x79, 0xb0, 0xb4, 0xd8, 0x75,
+        0xb8, 0x2b, 0x38, 0x25, 0x3c, 0x55, 0x78, 0x4b, 0xf8, 0x55, 0xf0, 0xaf, 0xc3, 0xa7, 0xa5, 0xcb,
+        0x43, 0xab, 0x97, 0x76, 0x8e, 0xee, 0x8d, 0x7c, 0x01,
+    ]
+
     /// The squares as ``squaresGzip`` holds them, uncompressed.
     static let squares = (0..<60).map { String($0 * $0) }.joined(separator: " ")
 
-    /// `Content-Encoding: gzip` over `body`, with its length; a value must be the squares whole.
-    private static func gzipped(_ body: [UInt8], expected: Set<String>) -> Scenario {
+    /// `Content-Encoding: gzip` (or `coding`) over `body`, with its length; a value must be the
+    /// squares whole.
+    private static func gzipped(_ body: [UInt8], coding: String = "gzip", expected: Set<String>) -> Scenario {
         Scenario(
             script: { connection in
                 connection.readHead()
                 connection.write(
                     Array(
-                        ("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n"
+                        ("HTTP/1.1 200 OK\r\nContent-Encoding: \(coding)\r\nContent-Length: \(body.count)\r\n"
                             + "Connection: close\r\n\r\n").utf8) + body)
                 connection.close()
             }, expected: expected, body: squares)

@@ -107,11 +107,17 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case slowDrip = "slow-drip"
     /// 1 MB of header lines.
     case megabyteOfHeaders = "megabyte-of-headers"
+    /// 20,000 short header lines (250 KB, under libcurl's limit for a head), which
+    /// FoundationNetworking takes some seconds to parse.
+    case headerLineFlood = "header-line-flood"
     /// `Content-Encoding: gzip` over bytes that are not gzip.
     case invalidGzip = "invalid-gzip"
     /// A gzip body cut in the middle of its compressed data, its `Content-Length` that of the cut:
     /// nothing on the wire is missing, but the content is.
     case gzipCutShort = "gzip-cut-short"
+    /// A brotli body cut in the middle of its compressed data, its `Content-Length` that of the
+    /// cut.
+    case brotliCutShort = "brotli-cut-short"
     /// A gzip body whose compressed data is whole, without its trailer (the CRC and length).
     case gzipWithoutTrailer = "gzip-without-trailer"
     /// A whole gzip body followed by bytes that are not gzip, all within its `Content-Length`.
@@ -185,10 +191,10 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case streamOneByteChunks = "stream-one-byte-chunks"
 
     /// Whether the case is known to lose content over URLSession on Linux, where Strata cannot
-    /// tell: libcurl decodes a gzip body without checking that its stream ended, and hands over
-    /// only what it decoded.
+    /// tell: libcurl decodes a gzip or brotli body without checking that its stream ended, and
+    /// hands over only what it decoded.
     public var losesContentOverFoundationNetworking: Bool {
-        self == .gzipCutShort
+        self == .gzipCutShort || self == .brotliCutShort
     }
 
     /// Whether the case is known to crash over URLSession on Linux, where Strata cannot step in.
