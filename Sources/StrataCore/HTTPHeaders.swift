@@ -281,6 +281,23 @@ extension URLRequest {
         return fields.first { $0.key.caseInsensitiveEquals(name) }?.value
     }
 
+    /// The request's target URI (RFC 9110 §7.1): its URL, with the authority a `Host` field of
+    /// its own names in place of the URL's, the host lowercased — the host a virtual host behind
+    /// the URL's address answers for. `nil` without a URL, or when the field names no authority (a
+    /// path, user information, a port that is not a number, an empty value).
+    package var targetURL: URL? {
+        guard let url, let field = headerField("Host") else { return url }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true), let scheme = components.scheme,
+            let authority = URLComponents(string: "\(scheme)://\(field.trimmingCharacters(in: .whitespaces))"),
+            let host = authority.percentEncodedHost, !host.isEmpty,
+            authority.percentEncodedPath.isEmpty, authority.percentEncodedQuery == nil,
+            authority.fragment == nil, authority.percentEncodedUser == nil, authority.percentEncodedPassword == nil
+        else { return nil }
+        components.percentEncodedHost = host.lowercased()
+        components.port = authority.port
+        return components.url
+    }
+
     /// Sets the field `name` to `value`, or removes it for `nil`, replacing a field of that name in
     /// any case; with `keepingExisting`, only if the request has no such field.
     ///

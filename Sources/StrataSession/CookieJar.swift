@@ -6,7 +6,8 @@ import StrataCore
 #endif
 
 /// Cookies as a transport sends and keeps them, the same over every transport: each attempt
-/// carries the cookies `storage` holds for its URL after a `Cookie` field of the request's own, and
+/// carries the cookies `storage` holds for its URL (with the host a `Host` field of its own names)
+/// after a `Cookie` field of the request's own, and
 /// every response's `Set-Cookie` fields — a redirect's included — are stored as its head arrives,
 /// before the pipeline sees it. A request whose `httpShouldHandleCookies` is off neither gets nor
 /// keeps any; its own field goes as it is.
@@ -42,11 +43,13 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
     }
 
     /// The `Cookie` field `request` goes with, if it changes: the request's own field, then the
-    /// stored cookies for its URL (RFC 6265 §5.4) — those whose domain and path the URL is
+    /// stored cookies for its target URI (RFC 6265 §5.4) — those whose domain and path it is
     /// within, unexpired, `Secure` ones only over `https`, longer paths first; `nil` when there
-    /// are none to add.
+    /// are none to add. The target URI is the URL, with the host a `Host` field of the request's
+    /// own names (as curl matches cookies): virtual hosts behind one address keep theirs apart,
+    /// and a field that names no host gets none.
     public func field(for request: URLRequest) -> String? {
-        guard request.httpShouldHandleCookies, let url = request.url, let cookies = storage.cookies(for: url),
+        guard request.httpShouldHandleCookies, let url = request.targetURL, let cookies = storage.cookies(for: url),
             !cookies.isEmpty
         else { return nil }
         let stored = Self.value(of: cookies, sentTo: url, at: Date())
@@ -84,10 +87,11 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
     /// cookie whose expiry has passed (`Max-Age=0`, an `Expires` in the past) removes the one it
     /// names; a `Domain` the host is not within, or of one label, is ignored; so is `Secure` over
     /// `http`, and a cookie over `http` that would replace a `Secure` one (RFC 6265bis). The
-    /// storage's `cookieAcceptPolicy` is obeyed.
+    /// storage's `cookieAcceptPolicy` is obeyed. The host is the one the request's target URI
+    /// names, as for ``field(for:)``.
     public func store<Fields: Sequence>(_ fields: Fields, from request: URLRequest)
     where Fields.Element: StringProtocol {
-        guard request.httpShouldHandleCookies, let url = request.url, storage.cookieAcceptPolicy != .never else {
+        guard request.httpShouldHandleCookies, let url = request.targetURL, storage.cookieAcceptPolicy != .never else {
             return
         }
         let effects = SetCookie.lastEffects(of: fields, forResponseFrom: url, at: Date())

@@ -260,20 +260,10 @@ public final class HTTPCache: Sendable {
     /// authority (a path, user information, a port that is not a number) leaves the request no key,
     /// and out of the cache.
     static func key(_ request: URLRequest) -> String? {
-        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
-            return nil
-        }
+        guard let target = request.targetURL,
+            var components = URLComponents(url: target, resolvingAgainstBaseURL: true)
+        else { return nil }
         components.fragment = nil
-        if let field = request.headerField("Host") {
-            guard let scheme = components.scheme,
-                let authority = URLComponents(string: "\(scheme)://\(field.trimmingCharacters(in: .whitespaces))"),
-                let host = authority.percentEncodedHost, !host.isEmpty,
-                authority.percentEncodedPath.isEmpty, authority.percentEncodedQuery == nil,
-                authority.fragment == nil, authority.percentEncodedUser == nil, authority.percentEncodedPassword == nil
-            else { return nil }
-            components.percentEncodedHost = host.lowercased()
-            components.port = authority.port
-        }
         return components.string
     }
 

@@ -243,7 +243,9 @@ struct SetCookie: Equatable {
         if name.hasPrefix("__Secure-"), !secure { return nil }
         if name.hasPrefix("__Host-"), !secure || domain != nil || path != "/" { return nil }
         let cookieDomain: String
-        if let domain, domain != host {
+        // A `Domain` that is the host itself makes a domain cookie too (§5.3 step 6), except on an
+        // address or a host of one label, which have no hosts within them.
+        if let domain, domain != host || (domain.contains(".") && !Self.isIPAddress(host)) {
             guard Self.isWithin(host, domain: domain), domain.contains("."), !Self.isIPAddress(host) else { return nil }
             // A leading dot: the cookie goes to the domain's hosts too.
             cookieDomain = "." + domain

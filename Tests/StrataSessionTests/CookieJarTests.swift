@@ -143,6 +143,48 @@ import Testing
         #expect(try sent(to: "http://www.api.example.test/", by: jar) == "a=1")
     }
 
+    /// Virtual hosts behind one address keep their cookies apart: a `Host` field of the request's
+    /// own names the host (RFC 9110 §7.1) its response's cookies are kept for and its request's are
+    /// looked up by, as curl does. A field that names no host keeps and sends none.
+    @Test func aHostFieldOfTheRequestsOwnNamesTheHostItsCookiesAreKeptForAndSentTo() throws {
+        let jar = try jar()
+        func request(_ host: String?) throws -> URLRequest {
+            var request = URLRequest(url: try url("http://10.0.0.5:8080/items"))
+            request.setValue(host, forHTTPHeaderField: "Host")
+            return request
+        }
+        jar.store(["a=1", "wide=2; Domain=a.example"], from: try request("A.example:8080"))
+        jar.store(["b=3"], from: try request("b.example"))
+        #expect(jar.field(for: try request("a.example:8080")) == "a=1; wide=2")
+        #expect(jar.field(for: try request("www.a.example")) == "wide=2")
+        #expect(jar.field(for: try request("b.example:8080")) == "b=3")
+        #expect(jar.field(for: try request(nil)) == nil)
+        #expect(try sent(to: "http://a.example/", by: jar) == "a=1; wide=2")
+        for field in ["a.example/path", "user@a.example", "a.example:port", "", " ", "a example"] {
+            jar.store(["c=4"], from: try request(field))
+            #expect(jar.field(for: try request(field)) == nil, "\(field)")
+        }
+        #expect(jar.storage.cookies?.count == 3)
+    }
+
+    /// A `Domain` that is the responding host itself makes a domain cookie all the same (RFC 6265
+    /// §5.3 step 6), as a site at `example.test` sets one for `api.example.test`; on an IP address or
+    /// a host of one label it stays the host's alone.
+    @Test func aCookieWhoseDomainIsItsOwnHostGoesToTheHostsWithinItToo() throws {
+        let jar = try jar()
+        try store(["a=1; Domain=example.test", "b=2; Domain=EXAMPLE.test."], from: "http://example.test/", in: jar)
+        #expect(try sent(to: "http://example.test/", by: jar) == "a=1")
+        #expect(try sent(to: "http://api.example.test/", by: jar) == "a=1")
+        #expect(try sent(to: "http://other.test/", by: jar) == nil)
+        try store(["c=3; Domain=127.0.0.1"], from: "http://127.0.0.1/", in: jar)
+        try store(["d=4; Domain=localhost"], from: "http://localhost/", in: jar)
+        #expect(try sent(to: "http://127.0.0.1/", by: jar) == "c=3")
+        #expect(try sent(to: "http://localhost/", by: jar) == "d=4")
+        #expect(try sent(to: "http://a.localhost/", by: jar) == nil)
+        try store(["a=; Domain=example.test; Max-Age=0"], from: "http://example.test/", in: jar)
+        #expect(try sent(to: "http://api.example.test/", by: jar) == nil)
+    }
+
     /// Without a public-suffix list, a domain of one label is what can be refused: `Domain=.test`
     /// from `evil.test` would set a cookie for every `.test` host (cookie tossing).
     @Test func aDomainOfOneLabelIsRefused() throws {

@@ -77,6 +77,24 @@ import Testing
         }
     }
 
+    /// Virtual hosts behind one address keep their cookies apart: a `Host` field of the request's
+    /// own names the host its response's cookies are kept for and its cookies are looked up by.
+    @Test func aHostFieldOfTheRequestsOwnNamesTheHostItsCookiesAreKeptForAndSentTo() async throws {
+        try await Harness.with { harness in
+            Self.addRoutes(to: harness.server)
+            let port = try #require(harness.server.baseURL.port)
+            func me(_ host: String?) async throws -> String {
+                let headers: HTTPHeaders = host.map { ["Host": "\($0):\(port)"] } ?? [:]
+                return try await harness.transfer.request(Endpoint<Me>(path: "me", headerParameters: headers)).cookie
+            }
+            _ = try await harness.network.request(
+                endpoint: Endpoint<Void>(path: "login", headerParameters: ["Host": "a.example:\(port)"]))
+            #expect(try await me("b.example") == "none")
+            #expect(try await me(nil) == "none")
+            #expect(try await me("a.example") == "session=abc123")
+        }
+    }
+
     @Test func aLogoutThatExpiresTheCookieEndsTheSession() async throws {
         try await Harness.with { harness in
             Self.addRoutes(to: harness.server)
