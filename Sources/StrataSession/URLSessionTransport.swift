@@ -311,8 +311,10 @@ public final class URLSessionTransport: Transport {
     }
 
     /// `error` with the code `URLSession` gives on Apple platforms: FoundationNetworking reports a
-    /// refused certificate as `URLError(.unknown)` with curl's message ("SSL certificate problem:
-    /// unable to get local issuer certificate"), and an answer that is not HTTP — a status line it
+    /// refused certificate, and any other failed TLS handshake, as `URLError(.unknown)` with curl's
+    /// message ("SSL certificate problem: unable to get local issuer certificate", "OpenSSL/3.0.19:
+    /// error:0A00010B:SSL routines::wrong version number"), a connection reset as it was made as
+    /// `URLError(.unknown)` too ("Failed to connect to …"), and an answer that is not HTTP — a status line it
     /// cannot read, a status code out of range, or bytes a previous answer left on the connection —
     /// as `URLError(.unsupportedURL)` ("Unsupported HTTP version in response", "Unsupported
     /// response code in HTTP response", "Received HTTP/0.9 when not allowed"), as if the URL were at
@@ -326,10 +328,12 @@ public final class URLSessionTransport: Transport {
         else { return error }
         let code: URLError.Code
         switch error.code {
-        case .unknown where message.hasPrefix("SSL"):
+        case .unknown where Self.tlsMessages.contains(where: message.hasPrefix):
             code =
                 message.contains("certificate") || message.contains("subject name")
                 ? .serverCertificateUntrusted : .secureConnectionFailed
+        case .unknown where message.hasPrefix("Failed to connect to "):
+            code = .cannotConnectToHost
         case .unsupportedURL where Self.notHTTPMessages.contains(where: message.hasPrefix):
             code = .badServerResponse
         case .unknown where Self.connectionLostMessages.contains(where: message.hasPrefix):
@@ -339,6 +343,12 @@ public final class URLSessionTransport: Transport {
         }
         return URLError(code, userInfo: error.userInfo)
     }
+
+    /// How libcurl's messages begin for a failed TLS handshake or a refused certificate: `SSL
+    /// certificate problem: …`, `OpenSSL/3.0.19: error:…:wrong version number` (plain HTTP on the
+    /// port), `OpenSSL SSL_connect: SSL_ERROR_SYSCALL …` (a close), and `TLS connect error: …` in
+    /// later curls.
+    private static let tlsMessages = ["SSL", "OpenSSL", "TLS "]
 
     /// How libcurl's messages begin for a connection that ended, or was reset, mid-answer.
     private static let connectionLostMessages = ["transfer closed with ", "Recv failure: Connection reset by peer"]

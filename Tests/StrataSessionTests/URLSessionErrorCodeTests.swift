@@ -21,6 +21,20 @@ import Testing
             .serverCertificateUntrusted
         ),
         ("SSL connect error", .unknown, .secureConnectionFailed),
+        // libcurl 7.88 with OpenSSL 3, for a server that speaks plain HTTP on the port, and for
+        // one that closes during the handshake; later curls begin such messages with "TLS".
+        ("OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number", .unknown, .secureConnectionFailed),
+        ("OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to 127.0.0.1:443", .unknown, .secureConnectionFailed),
+        (
+            "OpenSSL/3.0.19: error:0A000086:SSL routines::certificate verify failed", .unknown,
+            .serverCertificateUntrusted
+        ),
+        ("TLS connect error: error:0A00010B:SSL routines::wrong version number", .unknown, .secureConnectionFailed),
+        // A connection reset as it was made (a refused one FoundationNetworking tells itself).
+        (
+            "Failed to connect to 127.0.0.1 port 8443 after 0 ms: Couldn't connect to server", .unknown,
+            .cannotConnectToHost
+        ),
         ("Unsupported HTTP version in response", .unsupportedURL, .badServerResponse),
         ("Unsupported response code in HTTP response", .unsupportedURL, .badServerResponse),
         ("Received HTTP/0.9 when not allowed", .unsupportedURL, .badServerResponse),

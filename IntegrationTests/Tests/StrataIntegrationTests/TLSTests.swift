@@ -131,8 +131,36 @@ import Testing
             Issue.record("expected a TLS failure, got \(result)")
             return
         }
-        #expect([.serverCertificateUntrusted, .secureConnectionFailed].contains(error.code), "\(error.code)")
+        #expect(error.code == .serverCertificateUntrusted, "\(error)")
         try await transport.shutdown()
+    }
+
+    /// A handshake that fails for another reason than the certificate — a server that answers in
+    /// plain HTTP on the port (an `https` URL for an `http` service), or closes the connection — is
+    /// `.secureConnectionFailed` over both transports, as Apple's `URLSession` says: it was
+    /// `.serverCertificateUntrusted` over AsyncHTTPClient, which sent the caller looking at
+    /// certificates, and `.unknown` over URLSession.
+    @Test(arguments: ["plain HTTP", "a close"])
+    func aHandshakeThatFailsForAnotherReasonThanTheCertificateIsASecureConnectionFailure(answer: String) async throws {
+        let server = try RawServer { connection in
+            if answer == "plain HTTP" {
+                _ = connection.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            }
+            connection.close()
+        }
+        defer { server.shutdown() }
+        let port = try #require(server.baseURL.port)
+        let base = try #require(URL(string: "https://127.0.0.1:\(port)"))
+        let network = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: base, timeoutInterval: 5),
+            sessionManager: SessionManager.underTest())
+        let outcome = await timed(Endpoint<Void>(path: "items"), through: network)
+        guard case .failure(.transport(let error)) = outcome.result else {
+            Issue.record("expected a TLS failure, got \(outcome.result)")
+            return
+        }
+        #expect(error.code == .secureConnectionFailed, "\(error)")
+        #expect(outcome.calls == 1)
     }
 
     @Test func overAsyncHTTPClientAPinnedCertificateIsTrustedAndTheEvaluatorSeesIt() async throws {

@@ -87,7 +87,7 @@ extension AsyncHTTPClientTransport {
     /// Why TLS refused the server, from BoringSSL's error queue: its reasons in words.
     private static func tlsReason(_ error: BoringSSLError) -> String {
         let text = "\(error)"
-        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+        if refusesCertificate(error) {
             return "its certificate chain does not verify against the trusted roots (an authority not trusted "
                 + "here, an expired certificate or one not yet valid)"
         }
@@ -97,6 +97,13 @@ extension AsyncHTTPClientTransport {
                 .replacingOccurrences(of: "_", with: " ")
         }.filter { !$0.isEmpty }
         return "TLS handshake failed" + (reasons.isEmpty ? "" : ": " + reasons.joined(separator: ", "))
+    }
+
+    /// Whether TLS failed because the server's certificate chain did not verify, rather than for
+    /// a handshake that went wrong otherwise (a server answering in plain HTTP on the port, one
+    /// that closed).
+    private static func refusesCertificate(_ error: BoringSSLError) -> Bool {
+        "\(error)".contains("CERTIFICATE_VERIFY_FAILED")
     }
 
     /// The `URLError` code for an error of AsyncHTTPClient, NIO, NIOSSL or the decompressor.
@@ -138,10 +145,17 @@ extension AsyncHTTPClientTransport {
             return error == .invalidEOFState ? .networkConnectionLost : .badServerResponse
         case is NIOHTTPDecompression.DecompressionError, is NIOHTTPDecompression.ExtraDecompressionError:
             return .cannotDecodeContentData
+        // A refused certificate, as Apple's `URLSession` says; any other TLS failure is no
+        // certificate's fault (a server answering plain HTTP on the port, a close mid-handshake).
         case let error as NIOSSLError:
-            if case .handshakeFailed = error { return .serverCertificateUntrusted }
+            if case .handshakeFailed(let reason) = error, refusesCertificate(reason) {
+                return .serverCertificateUntrusted
+            }
             return .secureConnectionFailed
-        case is NIOSSLExtraError, is BoringSSLError: return .secureConnectionFailed
+        case let error as BoringSSLError:
+            return refusesCertificate(error) ? .serverCertificateUntrusted : .secureConnectionFailed
+        case let error as NIOSSLExtraError:
+            return error == .failedToValidateHostname ? .serverCertificateUntrusted : .secureConnectionFailed
         // Over HTTP/2, which a client configured with `httpVersion = .automatic` may speak.
         case is NIOHTTP2Errors.StreamClosed: return .networkConnectionLost
         case is any NIOHTTP2Error: return .badServerResponse

@@ -65,6 +65,14 @@ import Testing
             AsyncHTTPClientTransport.code(for: NIOHTTPDecompression.DecompressionError.limit)
                 == .cannotDecodeContentData)
         #expect(AsyncHTTPClientTransport.code(for: NIOSSLError.uncleanShutdown) == .secureConnectionFailed)
+        // A handshake that failed for another reason than the certificate (a server that speaks
+        // plain HTTP on the port, or closes) is no refused certificate; a certificate for another
+        // name is.
+        #expect(
+            AsyncHTTPClientTransport.code(for: NIOSSLError.handshakeFailed(.sslError([]))) == .secureConnectionFailed)
+        #expect(
+            AsyncHTTPClientTransport.code(for: NIOSSLExtraError.failedToValidateHostname) == .serverCertificateUntrusted
+        )
         #expect(AsyncHTTPClientTransport.code(for: CancellationError()) == .unknown)
     }
 
