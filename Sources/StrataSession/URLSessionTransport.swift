@@ -310,38 +310,54 @@ public final class URLSessionTransport: Transport {
         #endif
     }
 
-    /// `error` with the code `URLSession` gives on Apple platforms: FoundationNetworking reports a
-    /// refused certificate, and any other failed TLS handshake, as `URLError(.unknown)` with curl's
-    /// message ("SSL certificate problem: unable to get local issuer certificate", "OpenSSL/3.0.19:
-    /// error:0A00010B:SSL routines::wrong version number"), a connection reset as it was made as
-    /// `URLError(.unknown)` too ("Failed to connect to …"), and an answer that is not HTTP — a status line it
-    /// cannot read, a status code out of range, or bytes a previous answer left on the connection —
-    /// as `URLError(.unsupportedURL)` ("Unsupported HTTP version in response", "Unsupported
-    /// response code in HTTP response", "Received HTTP/0.9 when not allowed"), as if the URL were at
-    /// fault; and a connection cut or reset after the answer began ("transfer closed with 1000
-    /// bytes remaining to read", "Recv failure: Connection reset by peer") as `URLError(.unknown)`,
-    /// where Apple's `URLSession` and `AsyncHTTPClientTransport` say
-    /// `URLError(.networkConnectionLost)` — which a retrier retries, and a download that resumes
-    /// resumes. curl's message is kept.
+    /// `error` with the code Apple's `URLSession` (and ``AsyncHTTPClientTransport``) gives for the
+    /// same failure, curl's message kept. FoundationNetworking gives libcurl's own reading:
+    /// - a refused certificate, and any other failed TLS handshake, is `URLError(.unknown)` ("SSL
+    ///   certificate problem: unable to get local issuer certificate", "OpenSSL/3.0.19:
+    ///   error:0A00010B:SSL routines::wrong version number" for plain HTTP on the port);
+    /// - a connection reset as it was made is `URLError(.unknown)` ("Failed to connect to …");
+    /// - a connection cut or reset after the answer began ("transfer closed with 1000 bytes
+    ///   remaining to read", "Recv failure: Connection reset by peer") is `URLError(.unknown)`, and
+    ///   one closed before any byte of it ("Empty reply from server", what a reused connection the
+    ///   server had closed gives) `URLError(.badServerResponse)`, where Apple's say
+    ///   `URLError(.networkConnectionLost)` — which a retrier retries, and a download that resumes
+    ///   resumes;
+    /// - an answer that is not HTTP — a status line it cannot read, a status code out of range, or
+    ///   bytes a previous answer left on the connection — is `URLError(.unsupportedURL)`
+    ///   ("Unsupported HTTP version in response", "Received HTTP/0.9 when not allowed"), as if the
+    ///   URL were at fault, and a bad chunk or a head past libcurl's limit `URLError(.unknown)`;
+    /// - a body in a content coding libcurl does not know, or cannot decode, is `URLError(.unknown)`
+    ///   ("Unrecognized content encoding type", "Error while processing content unencoding: …").
     static func classified(_ error: any Error) -> any Error {
-        guard let error = error as? URLError, let message = error.userInfo[NSLocalizedDescriptionKey] as? String
+        guard let error = error as? URLError, let message = error.userInfo[NSLocalizedDescriptionKey] as? String,
+            let code = appleCode(for: error.code, saying: message)
         else { return error }
-        let code: URLError.Code
-        switch error.code {
-        case .unknown where Self.tlsMessages.contains(where: message.hasPrefix):
-            code =
-                message.contains("certificate") || message.contains("subject name")
-                ? .serverCertificateUntrusted : .secureConnectionFailed
-        case .unknown where message.hasPrefix("Failed to connect to "):
-            code = .cannotConnectToHost
-        case .unsupportedURL where Self.notHTTPMessages.contains(where: message.hasPrefix):
-            code = .badServerResponse
-        case .unknown where Self.connectionLostMessages.contains(where: message.hasPrefix):
-            code = .networkConnectionLost
-        default:
-            return error
-        }
         return URLError(code, userInfo: error.userInfo)
+    }
+
+    /// The code Apple's `URLSession` gives for what FoundationNetworking reports as `code` with
+    /// curl's `message`; `nil` where the two agree.
+    private static func appleCode(for code: URLError.Code, saying message: String) -> URLError.Code? {
+        switch code {
+        case .unknown:
+            if tlsMessages.contains(where: message.hasPrefix) {
+                return message.contains("certificate") || message.contains("subject name")
+                    ? .serverCertificateUntrusted : .secureConnectionFailed
+            }
+            if message.hasPrefix("Failed to connect to ") { return .cannotConnectToHost }
+            if connectionLostMessages.contains(where: message.hasPrefix) { return .networkConnectionLost }
+            if message.hasSuffix("in chunked-encoding") || message.hasPrefix("Too large response headers") {
+                return .badServerResponse
+            }
+            if contentCodingMessages.contains(where: message.hasPrefix) { return .cannotDecodeContentData }
+            return nil
+        case .unsupportedURL:
+            return notHTTPMessages.contains(where: message.hasPrefix) ? .badServerResponse : nil
+        case .badServerResponse:
+            return message.hasPrefix("Empty reply from server") ? .networkConnectionLost : nil
+        default:
+            return nil
+        }
     }
 
     /// How libcurl's messages begin for a failed TLS handshake or a refused certificate: `SSL
@@ -356,6 +372,13 @@ public final class URLSessionTransport: Transport {
     /// How libcurl's messages begin for an answer it cannot read as HTTP.
     private static let notHTTPMessages = [
         "Unsupported HTTP version", "Unsupported response code", "Received HTTP/0.9",
+    ]
+
+    /// How libcurl's messages begin for a body it cannot decode (the last, its own words for the
+    /// error where the decoder gave none: a brotli body that is not brotli).
+    private static let contentCodingMessages = [
+        "Unrecognized content encoding", "Error while processing content unencoding",
+        "Unrecognized or bad HTTP Content or Transfer-Encoding",
     ]
 
     /// A year: the longest timeout handed to the loading system.

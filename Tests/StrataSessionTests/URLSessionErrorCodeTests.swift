@@ -43,6 +43,18 @@ import Testing
         ("transfer closed with 2097198 bytes remaining to read", .unknown, .networkConnectionLost),
         ("transfer closed with outstanding read data remaining", .unknown, .networkConnectionLost),
         ("Failed writing body", .unknown, .unknown),
+        // A close before any byte of the answer: what a reused connection the server had closed
+        // gives, and what Apple's URLSession and AsyncHTTPClient's transport call lost.
+        ("Empty reply from server", .badServerResponse, .networkConnectionLost),
+        ("Illegal or missing hexadecimal sequence in chunked-encoding", .unknown, .badServerResponse),
+        ("Malformed encoding found in chunked-encoding", .unknown, .badServerResponse),
+        ("Too large response headers: 307212 > 307200", .unknown, .badServerResponse),
+        (
+            "Unrecognized content encoding type. libcurl understands deflate, gzip, br, zstd content encodings.",
+            .unknown, .cannotDecodeContentData
+        ),
+        ("Error while processing content unencoding: incorrect header check", .unknown, .cannotDecodeContentData),
+        ("Unrecognized or bad HTTP Content or Transfer-Encoding", .unknown, .cannotDecodeContentData),
     ])
     func aLoadingSystemErrorGetsApplesCode(message: String, code: URLError.Code, expected: URLError.Code) {
         let error = URLError(code, userInfo: [NSLocalizedDescriptionKey: message])

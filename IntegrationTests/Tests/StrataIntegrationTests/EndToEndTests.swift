@@ -200,9 +200,7 @@ struct Note: Codable, Equatable, Sendable {
                         Issue.record("\(coding): \(error)")
                         continue
                     }
-                    if TestTransport.current == .asyncHTTPClient {
-                        #expect(failure.code == .cannotDecodeContentData, "\(coding): \(failure)")
-                    }
+                    #expect(failure.code == .cannotDecodeContentData, "\(coding): \(failure)")
                 }
             }
             let plain = try await harness.transfer.request(

@@ -13,10 +13,8 @@ import Testing
 /// Each broken answer gives a documented `NetworkError`, within a bounded time, with the
 /// completion called exactly once. None hangs; none crashes the process.
 @Suite struct FaultTests {
-    /// The documented outcome of each fault: the `NetworkError` case, the same over both transports,
-    /// and for a transport failure the `URLError` code each transport reports, which differs —
-    /// libcurl's codes over `URLSession` on Linux, AsyncHTTPClient's errors mapped to the code Apple's
-    /// `URLSession` gives for the same failure.
+    /// The documented outcome of each fault: the `NetworkError` case, the same over both
+    /// transports (for a transport failure, its code: see ``codes``).
     static let expectations: [(Fault, String)] = [
         (.closeBeforeResponse, "transport"),
         (.closeMidBody, "transport"),
@@ -26,17 +24,12 @@ import Testing
         (.noAnswer, "timedOut"),
     ]
 
-    /// The `URLError` code of each transport failure, by transport.
-    static let codes: [TestTransport: [Fault: URLError.Code]] = [
-        .urlSession: [
-            .closeBeforeResponse: .badServerResponse, .closeMidBody: .networkConnectionLost,
-            .shortContentLength: .networkConnectionLost,
-            .malformedStatusLine: .badServerResponse,
-        ],
-        .asyncHTTPClient: [
-            .closeBeforeResponse: .networkConnectionLost, .closeMidBody: .networkConnectionLost,
-            .shortContentLength: .networkConnectionLost, .malformedStatusLine: .badServerResponse,
-        ],
+    /// The `URLError` code of each transport failure, the one Apple's `URLSession` gives, over both
+    /// transports (a close before any byte of the answer was `.badServerResponse` over
+    /// `URLSession`, as FoundationNetworking reads libcurl's "Empty reply from server").
+    static let codes: [Fault: URLError.Code] = [
+        .closeBeforeResponse: .networkConnectionLost, .closeMidBody: .networkConnectionLost,
+        .shortContentLength: .networkConnectionLost, .malformedStatusLine: .badServerResponse,
     ]
 
     @Test(arguments: FaultTests.expectations)
@@ -47,7 +40,7 @@ import Testing
             case .failure(.transport(let error)):
                 #expect(expected == "transport", "\(outcome.result)")
                 #expect(
-                    error.code == Self.codes[TestTransport.current]?[fault],
+                    error.code == Self.codes[fault],
                     "\(fault.rawValue) over \(TestTransport.current): \(error.code.rawValue)")
             case .failure(.timedOut): #expect(expected == "timedOut")
             default: Issue.record("\(fault.rawValue): unexpected \(outcome.result)")
