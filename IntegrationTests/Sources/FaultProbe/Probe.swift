@@ -218,7 +218,17 @@ enum Probe {
         case .unknownTransferCoding:
             return raw(
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: x-custom\r\nConnection: close\r\n\r\nraw bytes",
-                expected: read(byAsyncHTTPClient: true, byFoundationNetworking: false), body: "raw bytes")
+                expected: ["transport"])
+        case .gzipTransferCoding:
+            return Scenario(
+                script: { connection in
+                    connection.readHead()
+                    let size = String(squaresGzip.count, radix: 16)
+                    connection.write(
+                        Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n\(size)\r\n".utf8)
+                            + squaresGzip + Array("\r\n0\r\n\r\n".utf8))
+                    connection.close()
+                }, expected: ["value"], body: squares)
         case .unaskedSwitchingProtocols:
             return raw(
                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x-other\r\nConnection: Upgrade\r\n\r\n"

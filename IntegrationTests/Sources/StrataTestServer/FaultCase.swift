@@ -33,6 +33,8 @@ public enum FaultCase: String, CaseIterable, Codable, Sendable {
     case chunkSizeOverflow = "chunk-size-overflow"
     /// A transfer coding nobody knows (`Transfer-Encoding: x-custom`), the body then closed.
     case unknownTransferCoding = "unknown-transfer-coding"
+    /// A body in the `gzip` transfer coding, then chunked (`Transfer-Encoding: gzip, chunked`).
+    case gzipTransferCoding = "gzip-transfer-coding"
     /// `101 Switching Protocols` to a request that asked for no upgrade, then bytes of another protocol.
     case unaskedSwitchingProtocols = "unasked-switching-protocols"
     /// A status line that is not one.

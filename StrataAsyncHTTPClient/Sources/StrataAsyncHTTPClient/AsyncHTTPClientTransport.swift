@@ -28,7 +28,8 @@ import StrataSession
 /// the system lacks is not asked for), several codings applied in turn — up to 500
 /// times its size on the wire (a decompression bomb fails with
 /// `URLError(.cannotDecodeContentData)`). A request that names its own `Accept-Encoding`
-/// gets the body as it came.
+/// gets the body as it came. Transfer codings but `chunked` (`Transfer-Encoding: gzip, chunked`)
+/// are undone first, for every request, and one the transport does not decode fails the same way.
 ///
 /// ```swift
 /// let transport = AsyncHTTPClientTransport()

@@ -81,6 +81,11 @@ final class ContentDecoder: @unchecked Sendable {  // Sendable: the delegate's `
         return .decode(ContentDecoder(stages, mostAtOnce: mostAtOnce))
     }
 
+    /// Whether the transport decodes `coding` (lowercased).
+    static func decodes(_ coding: String) -> Bool {
+        coding == "identity" || stage(for: coding) != nil
+    }
+
     /// The stage that undoes `coding` (lowercased), if the transport decodes it.
     private static func stage(for coding: String) -> (any CodingStage)? {
         switch coding {

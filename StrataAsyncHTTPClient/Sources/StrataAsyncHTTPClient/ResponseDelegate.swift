@@ -204,21 +204,27 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         let received = Self.head(head, url: url)
         // Why the body cannot be decoded, if it cannot.
         var (decoder, undecodable): (ContentDecoder?, String?) = (nil, nil)
-        switch decoding {
-        case .byCaller: break
-        case .byClient:
-            undecodable = Self.codingLeftEncoded(head).map(Self.unasked)
-        case .byTransport where !hasNoBody(received):
-            switch ContentDecoder.plan(head.headers[canonicalForm: "Content-Encoding"].map(String.init)) {
-            case .none: break
-            case .decode(let found): decoder = found
-            case .unknown(let codings): undecodable = Self.unasked(codings)
-            case .tooMany(let count):
+        // Transfer codings are the message's, not the content's: undone whatever the request asked
+        // for, after `chunked` (which SwiftNIO undoes) and before the content codings.
+        let transfer = Self.transferCodings(head)
+        if let unknown = transfer.first(where: { !ContentDecoder.decodes($0) }), !hasNoBody(received) {
+            undecodable =
+                "the body arrived in the transfer coding '\(unknown.prefix(100))', which the client does not decode"
+        } else {
+            switch decoding {
+            case .byCaller where !hasNoBody(received) && !transfer.isEmpty:
+                (decoder, undecodable) = Self.decoding(ContentDecoder.plan(transfer))
+            case .byCaller: break
+            case .byClient:
                 undecodable =
-                    "the body arrived in \(count) content codings applied in turn, more than the "
-                    + "\(ContentDecoder.mostCodings) the transport decodes"
+                    transfer.isEmpty
+                    ? Self.codingLeftEncoded(head).map(Self.unasked)
+                    : "the body arrived in a transfer coding, which a client that decompresses does not decode"
+            case .byTransport where !hasNoBody(received):
+                (decoder, undecodable) = Self.decoding(
+                    ContentDecoder.plan(head.headers[canonicalForm: "Content-Encoding"].map(String.init) + transfer))
+            case .byTransport: break
             }
-        case .byTransport: break
         }
         state.withLockedValue { state in
             state.head = received
@@ -422,6 +428,29 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         case let error as ChannelError: return error == .ioOnClosedChannel || error == .eof
         default: return false
         }
+    }
+
+    /// What decodes a body by `plan`, or why it cannot be decoded.
+    private static func decoding(_ plan: ContentDecoder.Plan) -> (ContentDecoder?, String?) {
+        switch plan {
+        case .none: (nil, nil)
+        case .decode(let found): (found, nil)
+        case .unknown(let codings): (nil, unasked(codings))
+        case .tooMany(let count):
+            (
+                nil,
+                "the body arrived in \(count) codings applied in turn, more than the "
+                    + "\(ContentDecoder.mostCodings) the transport decodes"
+            )
+        }
+    }
+
+    /// The transfer codings of `head`'s message but `chunked`, which SwiftNIO undoes (and
+    /// `identity`, no coding), lowercased, in the order they were applied (`Transfer-Encoding: gzip,
+    /// chunked`: `gzip`).
+    static func transferCodings(_ head: HTTPResponseHead) -> [String] {
+        head.headers[canonicalForm: "Transfer-Encoding"].map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty && $0 != "chunked" && $0 != "identity" }
     }
 
     /// The content codings that leave `head`'s body encoded as it reaches the consumer over a

@@ -151,6 +151,20 @@ import Testing
         #expect(ResponseDelegate.codingLeftEncoded(head) == leftEncoded)
     }
 
+    /// The transfer codings the transport undoes: every one but `chunked` (SwiftNIO's) and
+    /// `identity`, in the order applied, from every `Transfer-Encoding` field.
+    @Test(arguments: [
+        ([String](), [String]()), (["chunked"], []), (["gzip, chunked"], ["gzip"]), (["GZIP ,Chunked"], ["gzip"]),
+        (["identity, chunked"], []), (["x-custom"], ["x-custom"]),
+        (["deflate", "gzip, chunked"], ["deflate", "gzip"]),
+    ])
+    func transferCodingsAreEveryOneButChunked(fields: [String], codings: [String]) {
+        var headers = NIOHTTP1.HTTPHeaders()
+        for field in fields { headers.add(name: "Transfer-Encoding", value: field) }
+        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
+        #expect(ResponseDelegate.transferCodings(head) == codings)
+    }
+
     @Test func aResponseHeadKeepsItsFieldsInOrderAndBecomesAnHTTPURLResponseWithRepeatedHeadersJoined() throws {
         let url = try #require(URL(string: "http://127.0.0.1/x"))
         var headers = NIOHTTP1.HTTPHeaders()
