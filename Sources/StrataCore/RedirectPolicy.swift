@@ -103,7 +103,8 @@ public struct RedirectPolicy: Sendable {
 public enum RedirectError: Error, Hashable, Sendable, LocalizedError, CustomStringConvertible {
     /// More redirects than the policy allows.
     case tooManyRedirects(maximum: Int)
-    /// A redirect back to a request this one already made (the same method and URL).
+    /// A redirect back to a request this one already made (the same method and URL) with nothing
+    /// changed on the way: no response since then set a cookie.
     case loop(URL)
     /// A redirect from `https` to `http`, which the policy does not allow.
     case insecureRedirect(from: URL, to: URL)

@@ -18,8 +18,8 @@ import StrataCore
 /// manager's `(Data?, URLResponse?, Error?)` only in the completion.
 final class RequestExecution: Sendable {
     /// One request of a chain of redirects: the request as the caller made it for this hop (before
-    /// adapters, which run again for every hop), the requests made before, and how many redirects
-    /// led here.
+    /// adapters, which run again for every hop), the requests made before (since a response on the
+    /// way last set a cookie), and how many redirects led here.
     private struct Hop: Sendable {
         var base: URLRequest
         var visited: Set<String> = []
@@ -663,8 +663,12 @@ final class RequestExecution: Sendable {
         guard hop.redirects < redirectPolicy.maximumRedirects else {
             throw RedirectError.tooManyRedirects(maximum: redirectPolicy.maximumRedirects)
         }
-        var next = Hop(base: hop.base, visited: hop.visited, redirects: hop.redirects + 1)
-        if next.visited.isEmpty {
+        // A response that sets a cookie changes the requests after it: going back where the chain
+        // has been is no loop then (a cookie check that redirects to itself, a sign-in that sends
+        // back to the page that sent it there), and `maximumRedirects` still bounds the chain.
+        let setsCookie = response.value(forHTTPHeaderField: "Set-Cookie") != nil
+        var next = Hop(base: hop.base, visited: setsCookie ? [] : hop.visited, redirects: hop.redirects + 1)
+        if next.visited.isEmpty, !setsCookie {
             next.visited.insert(Self.visit(hop.base.httpMethod, sent.url))
         }
         next.base.url = url

@@ -149,6 +149,47 @@ import Testing
         }
     }
 
+    /// A redirect back to where the chain has been is no loop once a response on the way set a
+    /// cookie, which changes the request: a cookie check that redirects to itself, a sign-in that
+    /// redirects back to the page that sent it there, as browsers, curl and Apple's `URLSession`
+    /// follow them. Before, both failed with `.loop`. A chain that sets a cookie at every hop ends
+    /// at the policy's most redirects.
+    @Test func aRedirectBackAfterACookieWasSetIsFollowedAndOneThatSetsACookieEachTimeEndsAtTheLimit()
+        async throws
+    {
+        try await Harness.with { (harness) async throws in
+            harness.server.router.add("GET", "/cookie-check") { request in
+                request.header("Cookie")?.contains("checked=1") == true
+                    ? .json(#"{"checked": true}"#)
+                    : .response(
+                        status: 302, headers: [("Location", "/cookie-check"), ("Set-Cookie", "checked=1; Path=/")])
+            }
+            harness.server.router.add("GET", "/account") { request in
+                request.header("Cookie")?.contains("signed-in=1") == true
+                    ? .json(#"{"checked": true}"#) : .response(status: 302, headers: [("Location", "/sign-in")])
+            }
+            harness.server.router.add("GET", "/sign-in") { _ in
+                .response(status: 302, headers: [("Location", "/account"), ("Set-Cookie", "signed-in=1; Path=/")])
+            }
+            harness.server.router.add("GET", "/every-time") { request in
+                .response(
+                    status: 302,
+                    headers: [("Location", "/every-time"), ("Set-Cookie", "n=\(UUID().uuidString); Path=/")])
+            }
+            struct Checked: Decodable, Sendable { let checked: Bool }
+            #expect(try await transfer(harness.server).request(Endpoint<Checked>(path: "cookie-check")).checked)
+            #expect(try await transfer(harness.server).request(Endpoint<Checked>(path: "account")).checked)
+            let error = await failure { () async throws(DataTransferError) in
+                try await transfer(harness.server).request(Endpoint<Void>(path: "every-time"))
+            }
+            guard case .networkFailure(.redirect(.tooManyRedirects(let maximum)))? = error else {
+                Issue.record("expected too many redirects, got \(String(describing: error))")
+                return
+            }
+            #expect(maximum == RedirectPolicy.follow.maximumRedirects)
+        }
+    }
+
     /// A `Location` repeated with one value, as a server whose two layers each add it sends it, is
     /// followed to that value (before, to the two joined: `/landed,%20/landed`). Repeated with two
     /// values it names no one target: over AsyncHTTPClient, which keeps the fields apart, it fails
