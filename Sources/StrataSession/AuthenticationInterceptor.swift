@@ -121,6 +121,8 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
         case wait(startRefresh: A.Credential?)
         /// The credential changed while it was looked at: look again.
         case reconsider
+        /// Not retried: the request fails as it did.
+        case giveUp
     }
 
     /// A request waiting for a refresh, to adapt once it has finished.
@@ -145,6 +147,8 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
         var waitingAdapters: [WaitingAdapter] = []
         var waitingRetries: [@Sendable (RetryDecision) -> Void] = []
         var refreshTimes: [Date] = []
+        /// The requests (`METHOD URL`) the refresh under way sent through this interceptor itself.
+        var refreshRequests: Set<String> = []
     }
 
     /// The authenticator.
@@ -199,8 +203,22 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
     }
 
     /// Applies the credential, after a refresh if it requires one; other origins pass through.
+    ///
+    /// A request the authenticator's ``Authenticator/refresh(_:completion:)`` sends through this
+    /// interceptor for the new credential (a token endpoint on the same origin, reached through
+    /// the app's one stack) goes as the authenticator made it: it started while `refresh` ran, on
+    /// its thread or in a task it started, and waiting for the refresh it is part of, it would
+    /// hold every request until ``refreshTimeout``. Rejected, it is not retried: the refresh fails.
     public func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
         guard belongs(request) else { return completion(.success(request)) }
+        if let marked = RefreshScope.refreshing, marked.interceptor == ObjectIdentifier(self) {
+            let sentByRefresh = state.withLock { state in
+                guard state.refreshing?.generation == marked.generation else { return false }
+                state.refreshRequests.insert(Self.key(request))
+                return true
+            }
+            if sentByRefresh { return completion(.success(request)) }
+        }
         var next = Step.reconsider
         while case .reconsider = next {
             let (credential, version) = current
@@ -228,7 +246,7 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
             completion(.success(request))
         case .fail(let error): completion(.failure(error))
         case .wait(let credential): if let credential { refresh(credential) }
-        case .retry, .reconsider: completion(.failure(AuthenticationError.missingCredential))
+        case .retry, .reconsider, .giveUp: completion(.failure(AuthenticationError.missingCredential))
         }
     }
 
@@ -247,6 +265,8 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
                 guard state.credentialVersion == version else { return .reconsider }
                 guard let credential else { return .fail(AuthenticationError.missingCredential) }
                 if state.refreshing != nil {
+                    // The refresh's own request: waiting for the refresh, it would never end.
+                    if state.refreshRequests.contains(Self.key(failure.request)) { return .giveUp }
                     state.waitingRetries.append(completion)
                     return .wait(startRefresh: nil)
                 }
@@ -262,8 +282,13 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
         case .retry, .proceed: completion(.retry)
         case .fail(let error): completion(.doNotRetryWithError(error))
         case .wait(let credential): if let credential { refresh(credential) }
-        case .reconsider: completion(.doNotRetry)
+        case .reconsider, .giveUp: completion(.doNotRetry)
         }
+    }
+
+    /// How a request is told apart from the refresh's own: its method and URL.
+    private static func key(_ request: URLRequest) -> String {
+        "\(request.httpMethod ?? "GET") \(request.url?.absoluteString ?? "")"
     }
 
     /// Starts the one refresh (the caller has already queued itself and set nothing else).
@@ -292,8 +317,12 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
             finishRefresh(
                 generation: generation, with: .failure(AuthenticationError.refreshTimedOut(after: refreshTimeout)))
         }
-        authenticator.refresh(credential) { [self] result in
-            finishRefresh(generation: generation, with: result)
+        // Marked, so that a request the authenticator sends through this interceptor for the new
+        // credential goes past the refresh it belongs to (`adapt`).
+        RefreshScope.$refreshing.withValue((ObjectIdentifier(self), generation)) {
+            authenticator.refresh(credential) { [self] result in
+                finishRefresh(generation: generation, with: result)
+            }
         }
     }
 
@@ -310,6 +339,7 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
             if let generation {
                 guard let refreshing = state.refreshing, refreshing.generation == generation else { return nil }
                 state.refreshing = nil
+                state.refreshRequests = []
                 isStale = refreshing.version != state.credentialVersion
                 switch result {
                 case _ where isStale: break
@@ -343,4 +373,10 @@ public final class AuthenticationInterceptor<A: Authenticator>: RequestIntercept
             }
         }
     }
+}
+
+/// The refresh an ``AuthenticationInterceptor``'s authenticator is running on this thread, or in a
+/// task started from it: the interceptor and the refresh's number.
+private enum RefreshScope {
+    @TaskLocal static var refreshing: (interceptor: ObjectIdentifier, generation: Int)?
 }

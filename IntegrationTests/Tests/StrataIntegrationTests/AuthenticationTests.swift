@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Strata
 import StrataTestServer
 import StrataTestTransports
@@ -55,6 +56,44 @@ struct ServerAuthenticator: Authenticator {
             tokens.request(with: endpoint) { result in
                 completion(
                     result.map { OAuthCredential(access: $0.access_token, refresh: $0.refresh_token) }.mapError { $0 })
+            }
+        }
+    }
+
+    func isRequest(_ request: URLRequest, authenticatedWith credential: OAuthCredential) -> Bool {
+        request.value(forHTTPHeaderField: "Authorization") == "Bearer \(credential.access)"
+    }
+}
+
+/// Refreshes through the stack its interceptor is part of, as an app with one stack does: at once
+/// from `refresh`, or from a task it starts there.
+struct SameStackAuthenticator: Authenticator {
+    let stack: NIOLockedValueBox<DefaultDataTransferService?>
+    var path = "auth/token"
+    var fromATask = false
+
+    func apply(_ credential: OAuthCredential, to request: inout URLRequest) {
+        request.setValue("Bearer \(credential.access)", forHTTPHeaderField: "Authorization")
+    }
+
+    func refresh(
+        _ credential: OAuthCredential, completion: @escaping @Sendable (Result<OAuthCredential, any Error>) -> Void
+    ) {
+        guard let tokens = stack.withLockedValue({ $0 }) else { return completion(.failure(URLError(.unknown))) }
+        let endpoint = Endpoint<Tokens>(
+            path: path, method: .post,
+            bodyParameters: ["grant_type": "refresh_token", "refresh_token": .string(credential.refresh)],
+            bodyEncoding: URLEncoding.httpBody)
+        let credential: @Sendable (Tokens) -> OAuthCredential = {
+            OAuthCredential(access: $0.access_token, refresh: $0.refresh_token)
+        }
+        guard fromATask else {
+            tokens.request(with: endpoint) { completion($0.map(credential).mapError { $0 }) }
+            return
+        }
+        Task {
+            do { completion(.success(credential(try await tokens.request(endpoint)))) } catch {
+                completion(.failure(error))
             }
         }
     }
@@ -190,6 +229,50 @@ func expiredCredential(_ server: TestServer) async throws -> OAuthCredential {
             #expect(underlying as? AuthenticationError == .excessiveRefresh(count: 3, within: 60))
             #expect(harness.server.state.refreshCount == 3)
             #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
+    /// An authenticator that asks for its token through the stack its interceptor is part of (one
+    /// stack for the app, its token endpoint on the API's origin) gets it at once, from `refresh`
+    /// or from a task it starts there: the token request goes past the refresh it is part of. One
+    /// the token endpoint rejects with a `401` is not retried, so the refresh fails at once. Before,
+    /// each waited for the refresh it belonged to, and every request failed at the refresh's
+    /// timeout.
+    @Test(arguments: [false, true])
+    func anAuthenticatorThatRefreshesThroughItsOwnStackIsNotHeldUpByItsRefresh(fromATask: Bool) async throws {
+        try await Harness.with { (harness) async throws in
+            harness.server.router.add("POST", "/auth/token-refused") { _ in
+                .json(#"{"error": "invalid_client"}"#, status: 401)
+            }
+            for (path, succeeds) in [("auth/token", true), ("auth/token-refused", false)] {
+                let stack = NIOLockedValueBox<DefaultDataTransferService?>(nil)
+                let auth = AuthenticationInterceptor(
+                    authenticator: SameStackAuthenticator(stack: stack, path: path, fromATask: fromATask),
+                    credential: try await expiredCredential(harness.server),
+                    origins: Set([Origin(harness.server.baseURL)].compactMap { $0 }),
+                    refreshTimeout: 10)
+                stack.withLockedValue {
+                    $0 = DefaultDataTransferService(
+                        networkService: DefaultNetworkService(
+                            configuration: NetworkConfiguration(baseURL: harness.server.baseURL),
+                            sessionManager: SessionManager.underTest(adapters: [auth], retriers: [auth])),
+                        completionQueue: .global())
+                }
+                let transfer = try #require(stack.withLockedValue { $0 })
+                let started = ContinuousClock.now
+                let recorders = (0..<5).map { _ in CompletionRecorder<Result<Void, DataTransferError>>() }
+                for recorder in recorders {
+                    transfer.request(with: Endpoint<Void>(path: "auth/protected"), completion: recorder.record)
+                }
+                for recorder in recorders {
+                    let result = try #require(await recorder.first(timeout: 15))
+                    #expect(((try? result.get()) != nil) == succeeds, "\(path): \(result)")
+                    if !succeeds, case .failure(.networkFailure(.unacceptableStatusCode(let response))) = result {
+                        Issue.record("\(path): failed with the protected page's own status \(response.statusCode)")
+                    }
+                }
+                #expect(ContinuousClock.now - started < .seconds(3), "\(path)")
+            }
         }
     }
 
