@@ -207,7 +207,11 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         // Transfer codings are the message's, not the content's: undone whatever the request asked
         // for, after `chunked` (which SwiftNIO undoes) and before the content codings.
         let transfer = Self.transferCodings(head)
-        if let unknown = transfer.first(where: { !ContentDecoder.decodes($0) }), !hasNoBody(received) {
+        // Looking at a coding makes its decoder: more codings than a body may have go to the plan,
+        // which refuses them without making any.
+        if transfer.count <= ContentDecoder.mostCodings, !hasNoBody(received),
+            let unknown = transfer.first(where: { !ContentDecoder.decodes($0) })
+        {
             undecodable =
                 "the body arrived in the transfer coding '\(unknown.prefix(100))', which the client does not decode"
         } else {
