@@ -153,13 +153,15 @@ import Testing
             request.setValue(host, forHTTPHeaderField: "Host")
             return request
         }
+        // Cookies of one path go in the storage's order, which varies from run to run.
+        func cookies(_ field: String?) -> Set<String> { Set(field?.components(separatedBy: "; ") ?? []) }
         jar.store(["a=1", "wide=2; Domain=a.example"], from: try request("A.example:8080"))
         jar.store(["b=3"], from: try request("b.example"))
-        #expect(jar.field(for: try request("a.example:8080")) == "a=1; wide=2")
+        #expect(cookies(jar.field(for: try request("a.example:8080"))) == ["a=1", "wide=2"])
         #expect(jar.field(for: try request("www.a.example")) == "wide=2")
         #expect(jar.field(for: try request("b.example:8080")) == "b=3")
         #expect(jar.field(for: try request(nil)) == nil)
-        #expect(try sent(to: "http://a.example/", by: jar) == "a=1; wide=2")
+        #expect(cookies(try sent(to: "http://a.example/", by: jar)) == ["a=1", "wide=2"])
         for field in ["a.example/path", "user@a.example", "a.example:port", "", " ", "a example"] {
             jar.store(["c=4"], from: try request(field))
             #expect(jar.field(for: try request(field)) == nil, "\(field)")
