@@ -100,10 +100,11 @@ public enum SessionError: Error, Hashable, Sendable, LocalizedError, CustomStrin
     case invalidResponse
     /// The body is shorter than the response's `Content-Length` announced.
     case incompleteBody(expected: Int, received: Int)
-    /// The loading system ended the request with a `1xx` response for its answer: `101 Switching
-    /// Protocols`, which no request of Strata's asks for, or an interim response (`100 Continue`,
-    /// `103 Early Hints`) that no answer followed. An interim response before an answer is skipped,
-    /// over every transport.
+    /// The loading system ended the request, with no error, with a `1xx` response for its answer:
+    /// `101 Switching Protocols`, which no request of Strata's asks for, or an interim response
+    /// (`100 Continue`, `103 Early Hints`) that a `URLProtocol` reported as its answer. An interim
+    /// response before an answer is skipped, over every transport; one that the connection's end
+    /// cuts off from its answer fails as that end does (`URLError(.networkConnectionLost)`).
     case interimResponseTakenForAnswer(statusCode: Int)
     /// The response's `Content-Length` is not one length (two that differ, one beyond any
     /// integer), so where its body ends cannot be known: the response is discarded.

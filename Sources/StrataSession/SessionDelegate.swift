@@ -196,7 +196,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         if let challenged = record.challengedResponse, (error as? URLError)?.code == .cancelled {
             (response, error) = (challenged, nil)
         }
-        if !record.headPushed, let response = response as? HTTPURLResponse {
+        // An interim response is not the answer, and what ended the task before one came says
+        // what happened (the connection closed or reset, bytes that are not HTTP), as it does over
+        // AsyncHTTPClient.
+        if !record.headPushed, let response = response as? HTTPURLResponse,
+            error == nil || !Self.isInterim(response)
+        {
             if let refusal = Self.refusal(of: response) {
                 record.downloaded?.discard()
                 return relay.end(refusal)

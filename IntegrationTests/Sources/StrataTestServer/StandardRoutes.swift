@@ -504,6 +504,10 @@ public enum Fault: String, CaseIterable, Sendable {
     case unfinishedHeaders = "unfinished-headers"
     /// The request is read and never answered; the connection stays open.
     case noAnswer = "no-answer"
+    /// An interim response (`103 Early Hints`), then the connection is closed: no answer.
+    case interimThenClose = "interim-then-close"
+    /// An interim response (`100 Continue`), then bytes that are not HTTP, then the close.
+    case interimThenGarbage = "interim-then-garbage"
 
     /// The reply that produces the fault.
     public var reply: TestReply {
@@ -521,6 +525,10 @@ public enum Fault: String, CaseIterable, Sendable {
             return .raw(Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n".utf8), thenClose: false)
         case .noAnswer:
             return .never
+        case .interimThenClose:
+            return .raw(Array("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n".utf8), thenClose: true)
+        case .interimThenGarbage:
+            return .raw(Array("HTTP/1.1 100 Continue\r\n\r\nnot an answer at all\r\n\r\n".utf8), thenClose: true)
         }
     }
 }

@@ -22,6 +22,8 @@ import Testing
         (.malformedStatusLine, "transport"),
         (.unfinishedHeaders, "timedOut"),
         (.noAnswer, "timedOut"),
+        (.interimThenClose, "transport"),
+        (.interimThenGarbage, "transport"),
     ]
 
     /// The `URLError` code of each transport failure, the one Apple's `URLSession` gives, over both
@@ -30,6 +32,7 @@ import Testing
     static let codes: [Fault: URLError.Code] = [
         .closeBeforeResponse: .networkConnectionLost, .closeMidBody: .networkConnectionLost,
         .shortContentLength: .networkConnectionLost, .malformedStatusLine: .badServerResponse,
+        .interimThenClose: .networkConnectionLost, .interimThenGarbage: .badServerResponse,
     ]
 
     @Test(arguments: FaultTests.expectations)
