@@ -346,7 +346,7 @@ public final class URLSessionTransport: Transport {
             }
             if message.hasPrefix("Failed to connect to ") { return .cannotConnectToHost }
             if connectionLostMessages.contains(where: message.hasPrefix) { return .networkConnectionLost }
-            if message.hasSuffix("in chunked-encoding") || message.hasPrefix("Too large response headers") {
+            if message.hasSuffix("in chunked-encoding") || malformedHeadMessages.contains(where: message.hasPrefix) {
                 return .badServerResponse
             }
             if contentCodingMessages.contains(where: message.hasPrefix) { return .cannotDecodeContentData }
@@ -368,6 +368,14 @@ public final class URLSessionTransport: Transport {
 
     /// How libcurl's messages begin for a connection that ended, or was reset, mid-answer.
     private static let connectionLostMessages = ["transfer closed with ", "Recv failure: Connection reset by peer"]
+
+    /// How libcurl's messages begin for a head it cannot read (the second, FoundationNetworking's
+    /// refusal of a line libcurl handed it: an empty field name, an unknown version, `HTTP/2` on
+    /// an HTTP/1 connection).
+    private static let malformedHeadMessages = [
+        "Too large response headers", "Failed writing header", "Header without colon", "Nul byte in header",
+        "Invalid Content-Length",
+    ]
 
     /// How libcurl's messages begin for an answer it cannot read as HTTP.
     private static let notHTTPMessages = [

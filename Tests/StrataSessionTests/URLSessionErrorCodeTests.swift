@@ -49,6 +49,10 @@ import Testing
         ("Illegal or missing hexadecimal sequence in chunked-encoding", .unknown, .badServerResponse),
         ("Malformed encoding found in chunked-encoding", .unknown, .badServerResponse),
         ("Too large response headers: 307212 > 307200", .unknown, .badServerResponse),
+        ("Failed writing header", .unknown, .badServerResponse),
+        ("Header without colon", .unknown, .badServerResponse),
+        ("Nul byte in header", .unknown, .badServerResponse),
+        ("Invalid Content-Length: value", .unknown, .badServerResponse),
         (
             "Unrecognized content encoding type. libcurl understands deflate, gzip, br, zstd content encodings.",
             .unknown, .cannotDecodeContentData

@@ -508,6 +508,16 @@ public enum Fault: String, CaseIterable, Sendable {
     case interimThenClose = "interim-then-close"
     /// An interim response (`100 Continue`), then bytes that are not HTTP, then the close.
     case interimThenGarbage = "interim-then-garbage"
+    /// A head with a `Content-Length` that is not a number.
+    case contentLengthNotANumber = "content-length-not-a-number"
+    /// A head with a field line that has no colon.
+    case fieldWithoutColon = "field-without-colon"
+    /// A head with a field whose name is empty.
+    case fieldWithoutName = "field-without-name"
+    /// A head with a NUL byte in a field value.
+    case nulInFieldValue = "nul-in-field-value"
+    /// A status line of HTTP/2 on an HTTP/1.1 connection.
+    case http2StatusLine = "http2-status-line"
 
     /// The reply that produces the fault.
     public var reply: TestReply {
@@ -529,6 +539,16 @@ public enum Fault: String, CaseIterable, Sendable {
             return .raw(Array("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n".utf8), thenClose: true)
         case .interimThenGarbage:
             return .raw(Array("HTTP/1.1 100 Continue\r\n\r\nnot an answer at all\r\n\r\n".utf8), thenClose: true)
+        case .contentLengthNotANumber:
+            return .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: five\r\n\r\nhello".utf8), thenClose: true)
+        case .fieldWithoutColon:
+            return .raw(Array("HTTP/1.1 200 OK\r\nNo colon here\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
+        case .fieldWithoutName:
+            return .raw(Array("HTTP/1.1 200 OK\r\n: no name\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
+        case .nulInFieldValue:
+            return .raw(Array("HTTP/1.1 200 OK\r\nX-Value: a\u{0}b\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
+        case .http2StatusLine:
+            return .raw(Array("HTTP/2 200\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
         }
     }
 }

@@ -24,6 +24,11 @@ import Testing
         (.noAnswer, "timedOut"),
         (.interimThenClose, "transport"),
         (.interimThenGarbage, "transport"),
+        (.contentLengthNotANumber, "transport"),
+        (.fieldWithoutColon, "transport"),
+        (.fieldWithoutName, "transport"),
+        (.nulInFieldValue, "transport"),
+        (.http2StatusLine, "transport"),
     ]
 
     /// The `URLError` code of each transport failure, the one Apple's `URLSession` gives, over both
@@ -33,6 +38,8 @@ import Testing
         .closeBeforeResponse: .networkConnectionLost, .closeMidBody: .networkConnectionLost,
         .shortContentLength: .networkConnectionLost, .malformedStatusLine: .badServerResponse,
         .interimThenClose: .networkConnectionLost, .interimThenGarbage: .badServerResponse,
+        .contentLengthNotANumber: .badServerResponse, .fieldWithoutColon: .badServerResponse,
+        .fieldWithoutName: .badServerResponse, .nulInFieldValue: .badServerResponse, .http2StatusLine: .badServerResponse,
     ]
 
     @Test(arguments: FaultTests.expectations)
