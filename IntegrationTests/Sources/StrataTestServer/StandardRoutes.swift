@@ -536,17 +536,20 @@ public enum Fault: String, CaseIterable, Sendable {
         case .noAnswer:
             return .never
         case .interimThenClose:
-            return .raw(Array("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n".utf8), thenClose: true)
+            return .raw(
+                Array("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n".utf8), thenClose: true)
         case .interimThenGarbage:
             return .raw(Array("HTTP/1.1 100 Continue\r\n\r\nnot an answer at all\r\n\r\n".utf8), thenClose: true)
         case .contentLengthNotANumber:
             return .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: five\r\n\r\nhello".utf8), thenClose: true)
         case .fieldWithoutColon:
-            return .raw(Array("HTTP/1.1 200 OK\r\nNo colon here\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
+            return .raw(
+                Array("HTTP/1.1 200 OK\r\nNo colon here\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
         case .fieldWithoutName:
             return .raw(Array("HTTP/1.1 200 OK\r\n: no name\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
         case .nulInFieldValue:
-            return .raw(Array("HTTP/1.1 200 OK\r\nX-Value: a\u{0}b\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
+            return .raw(
+                Array("HTTP/1.1 200 OK\r\nX-Value: a\u{0}b\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
         case .http2StatusLine:
             return .raw(Array("HTTP/2 200\r\nContent-Length: 5\r\n\r\nhello".utf8), thenClose: true)
         }

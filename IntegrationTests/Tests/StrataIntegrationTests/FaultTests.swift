@@ -39,7 +39,8 @@ import Testing
         .shortContentLength: .networkConnectionLost, .malformedStatusLine: .badServerResponse,
         .interimThenClose: .networkConnectionLost, .interimThenGarbage: .badServerResponse,
         .contentLengthNotANumber: .badServerResponse, .fieldWithoutColon: .badServerResponse,
-        .fieldWithoutName: .badServerResponse, .nulInFieldValue: .badServerResponse, .http2StatusLine: .badServerResponse,
+        .fieldWithoutName: .badServerResponse, .nulInFieldValue: .badServerResponse,
+        .http2StatusLine: .badServerResponse,
     ]
 
     @Test(arguments: FaultTests.expectations)
