@@ -76,6 +76,9 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     /// header line passes 8 KiB (nginx, Apache), which would end the source.
     static let maximumResumeIDLength = 4096
     private var connection: Connection?
+    /// Whether the connection under way has brought an event.
+    private var connectionBroughtEvent = false
+    /// How many connections in a row ended without bringing an event.
     private var fruitlessConnections = 0
     private var done = false
 
@@ -124,6 +127,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
                 decoder: ServerSentEventDecoder(
                     maximumEventSize: maximumEventSize, maximumLineLength: maximumEventSize, lastEventID: lastEventID))
             self.connection = connection
+            connectionBroughtEvent = false
             let request = EventSourceRequest(base: endpoint, lastEventID: resumeID, context: context)
             connection.exchange.set(service.stream(endpoint: request, to: connection))
         }
@@ -169,7 +173,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
         if let retry = state.reconnectionTime {
             reconnectionTime = Double(min(retry, 86_400_000)) / 1000
         }
-        if !events.isEmpty { fruitlessConnections = 0 }
+        if !events.isEmpty { connectionBroughtEvent = true }
         guard !cancelled.value else { return }
         deliver(events, next)
     }
@@ -188,7 +192,8 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
                 return end(.failure(error))
             }
         }
-        fruitlessConnections += 1
+        // A connection that brought an event ends no run of fruitless ones: it starts the count again.
+        fruitlessConnections = connectionBroughtEvent ? 0 : fruitlessConnections + 1
         if let maximumReconnections, fruitlessConnections > maximumReconnections {
             return end(.failure(error ?? .underlying(EventSourceError.tooManyReconnections(maximumReconnections))))
         }
@@ -269,7 +274,7 @@ public enum EventSourceError: Error, Hashable, Sendable, LocalizedError, CustomS
         case .notAnEventStream(let type):
             return "The response is not an event stream (Content-Type: \(type ?? "none"))."
         case .tooManyReconnections(let count):
-            return "The event source connected \(count + 1) times in a row without receiving an event."
+            return "The event source connected \(count + 1) \(count == 0 ? "time" : "times") in a row without receiving an event."
         }
     }
 

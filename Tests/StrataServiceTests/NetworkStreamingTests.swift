@@ -277,6 +277,33 @@ private struct TrackedDecoder: StreamDecoder {
         #expect(ContinuousClock.now - started >= .seconds(1.4))
     }
 
+    @Test func aConnectionThatBroughtAnEventIsNotCountedAmongTheFruitlessOnes() async throws {
+        // With at most one fruitless reconnection: an event, none, an event, none, none. Each
+        // connection that brought an event starts the count again, so the source stops at the
+        // fifth, the second fruitless one in a row. (It stopped at the second: the connection that
+        // brought the event was counted as one that brought none.)
+        let network = MockNetworkService(fallback: .success(NetworkResponse(statusCode: 200)))
+        let eventStream = ["Content-Type": "text/event-stream"]
+        for brings in [true, false, true, false, false] {
+            network.enqueue(
+                stream: StreamScript.chunks([Data((brings ? "data: x\n\n" : ": nothing\n\n").utf8)], headers: eventStream))
+        }
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        let events = CompletionRecorder<ServerSentEvent>()
+        network.eventSource(
+            endpoint: Endpoint<Void>(path: "feed"), reconnectionTime: 0, maximumReconnections: 1,
+            onEvent: { events.record($0) }
+        ) { ends.record($0) }
+        guard case .failure(.underlying(let error)) = try #require(await ends.first(timeout: 30)) else {
+            Issue.record("expected too many reconnections")
+            return
+        }
+        #expect(error as? EventSourceError == .tooManyReconnections(1))
+        #expect(network.requests.count == 5)
+        #expect(events.callCount == 2)
+        #expect(error.localizedDescription == "The event source connected 2 times in a row without receiving an event.")
+    }
+
     @Test func theAsyncSequenceReadsTheNextPartOnlyOnceTheLoopTookTheEvents() async throws {
         let network = MockNetworkService()
         let events = (0..<50).map { ServerSentEvent(data: "\($0)", lastEventID: "\($0)") }
