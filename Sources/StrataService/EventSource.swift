@@ -274,7 +274,8 @@ public enum EventSourceError: Error, Hashable, Sendable, LocalizedError, CustomS
         case .notAnEventStream(let type):
             return "The response is not an event stream (Content-Type: \(type ?? "none"))."
         case .tooManyReconnections(let count):
-            return "The event source connected \(count + 1) \(count == 0 ? "time" : "times") in a row without receiving an event."
+            let times = count == 0 ? "once" : "\(count + 1) times"
+            return "The event source connected \(times) in a row without receiving an event."
         }
     }
 

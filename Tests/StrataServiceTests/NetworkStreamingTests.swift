@@ -286,7 +286,8 @@ private struct TrackedDecoder: StreamDecoder {
         let eventStream = ["Content-Type": "text/event-stream"]
         for brings in [true, false, true, false, false] {
             network.enqueue(
-                stream: StreamScript.chunks([Data((brings ? "data: x\n\n" : ": nothing\n\n").utf8)], headers: eventStream))
+                stream: StreamScript.chunks(
+                    [Data((brings ? "data: x\n\n" : ": nothing\n\n").utf8)], headers: eventStream))
         }
         let ends = CompletionRecorder<Result<Void, NetworkError>>()
         let events = CompletionRecorder<ServerSentEvent>()
