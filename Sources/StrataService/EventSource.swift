@@ -15,7 +15,9 @@ import StrataSession
 /// Each connection is a request like any other — adapters, authentication (a token refreshed
 /// between connections is used on the next), redirects, retries before the head — with `Accept:
 /// text/event-stream`, `Cache-Control: no-store`, and `Last-Event-ID` once the stream has set an ID
-/// (the last one a header can carry: one with a control character is skipped). When a connection
+/// (the last one a header can carry: one with a control character is skipped; at first, the
+/// endpoint's own `Last-Event-ID`, if it names one, so that an app resumes where an earlier run
+/// stopped). When a connection
 /// ends — the body ends, or the network fails — the source connects again after the reconnection
 /// time: the one it was opened with at first, then what the stream's `retry` field says;
 /// connections in a row that bring no event back off, each wait twice the last (see
@@ -101,6 +103,11 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
         self.reconnectionTime = reconnectionTime.isNaN ? Self.defaultReconnectionTime : max(0, reconnectionTime)
         self.maximumReconnections = maximumReconnections
         self.maximumEventSize = maximumEventSize
+        // A `Last-Event-ID` of the endpoint's own (an ID the app kept from an earlier run) is
+        // where the source resumes from until the stream names another.
+        if let kept = endpoint.headerParameters["Last-Event-ID"], Self.canResume(from: kept) {
+            (lastEventID, resumeID) = (kept, kept)
+        }
         self.deliver = deliver
         self.completion = completion
     }

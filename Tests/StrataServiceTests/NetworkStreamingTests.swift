@@ -305,6 +305,26 @@ private struct TrackedDecoder: StreamDecoder {
         #expect(error.localizedDescription == "The event source connected 2 times in a row without receiving an event.")
     }
 
+    @Test func aLastEventIDOfTheEndpointsOwnIsWhereTheSourceResumesFromUntilTheStreamNamesAnother() async throws {
+        // An app that kept the last ID of an earlier run names it on the endpoint: the first
+        // connection sends it, events without an ID carry it, and a reconnection sends it again
+        // until the stream sets one. (The source dropped it: the first request went without it.)
+        let network = MockNetworkService()
+        let eventStream = ["Content-Type": "text/event-stream"]
+        network.enqueue(stream: StreamScript.chunks([Data("data: a\n\n".utf8)], headers: eventStream))
+        network.enqueue(stream: StreamScript.chunks([Data("id: 42\ndata: b\n\n".utf8)], headers: eventStream))
+        network.enqueue(.success(NetworkResponse(statusCode: 204)))
+        let service: any NetworkService = network
+        var received: [ServerSentEvent] = []
+        for try await event in service.eventSource(
+            endpoint: Endpoint<Void>(path: "feed", headerParameters: ["Last-Event-ID": "41"]), reconnectionTime: 0)
+        {
+            received.append(event)
+        }
+        #expect(received.map(\.lastEventID) == ["41", "42"])
+        #expect(network.requests.map { $0.value(forHTTPHeaderField: "Last-Event-ID") } == ["41", "41", "42"])
+    }
+
     @Test func theAsyncSequenceReadsTheNextPartOnlyOnceTheLoopTookTheEvents() async throws {
         let network = MockNetworkService()
         let events = (0..<50).map { ServerSentEvent(data: "\($0)", lastEventID: "\($0)") }
