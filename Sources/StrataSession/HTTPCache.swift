@@ -193,14 +193,21 @@ public final class HTTPCache: Sendable {
     var maximumBodyLength: Int { memoryCapacity / 4 }
 
     /// The stored response refreshed by the `304` `notModified`, as it is now kept and answered;
-    /// `nil` when the `304` names a strong validator the stored response does not have (§4.3.4:
-    /// it then refreshes nothing).
+    /// `nil` when the `304` names a strong validator for another representation than the stored
+    /// response's (§4.3.4: it then refreshes nothing).
+    ///
+    /// Entity-tags are compared weakly, as the server compared the `If-None-Match` it answered
+    /// (RFC 9110 §13.1.2): nginx, compressing a body, sends `W/"x"` with it, and then `"x"` in the
+    /// `304` to `If-None-Match: W/"x"` — the same representation, which a strong comparison took
+    /// for another, sending every such request twice.
     func refresh(
         _ entry: CachedExchange, with notModified: HTTPURLResponse, requestTime: Date, responseTime: Date
     )
         -> CachedExchange?
     {
-        if let etag = notModified.value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/"), etag != entry.etag {
+        if let etag = notModified.value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/"),
+            CachedExchange.opaqueTag(etag) != entry.etag.map(CachedExchange.opaqueTag)
+        {
             return nil
         }
         let refreshed = entry.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime)
@@ -559,6 +566,12 @@ struct CachedExchange: Codable, Sendable {
     }
 
     var etag: String? { validator("ETag") }
+
+    /// An entity-tag without its weakness indicator (`W/`), for a weak comparison (RFC 9110 §8.8.3.2).
+    static func opaqueTag(_ etag: String) -> Substring {
+        let tag = etag.trimmingCharacters(in: .whitespaces)
+        return tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
+    }
     var lastModified: String? { validator("Last-Modified") }
 
     /// The stored field `name` as a validator: only a value that may go back in a request's field
@@ -633,8 +646,15 @@ struct CachedExchange: Codable, Sendable {
                 fields[name] = value
             }
         }
-        for (name, value) in Self.storable(fields)
-        where !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased()) {
+        var kept = ["content-length", "content-encoding", "transfer-encoding"]
+        // The stored tag names the stored body (`W/"x"` for a compressed one): a `304` naming the
+        // same tag otherwise does not replace it.
+        if let stored = etag, let named = notModified.value(forHTTPHeaderField: "ETag"),
+            Self.opaqueTag(named) == Self.opaqueTag(stored)
+        {
+            kept.append("etag")
+        }
+        for (name, value) in Self.storable(fields) where !kept.contains(name.lowercased()) {
             headers = headers.filter { $0.key.caseInsensitiveCompare(name) != .orderedSame }
             headers[name] = value
         }

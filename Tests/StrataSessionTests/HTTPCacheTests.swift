@@ -724,6 +724,27 @@ extension HTTPCacheTests {
         #expect(origin.requests.map { $0.value(forHTTPHeaderField: "If-None-Match") } == [#""a""#, nil])
     }
 
+    /// A `304` whose strong tag is the stored weak one's (`"x"` for `W/"x"`, as nginx answers for a
+    /// body it compressed) refreshes the stored response, which keeps its own tag: one request a
+    /// revalidation, not two (the second sent without conditions, as for another representation).
+    @Test func a304NamingTheStoredWeakTagAsStrongRefreshesIt() async throws {
+        let origin = OriginServer { request in
+            switch request.value(forHTTPHeaderField: "If-None-Match") {
+            case #"W/"x""#?: (304, ["ETag": #""x""#], "")
+            default: (200, ["ETag": #"W/"x""#], "stored")
+            }
+        }
+        let manager = SessionManager(
+            transport: origin, cache: HTTPCache(memoryCapacity: 1_048_576, directory: nil, isShared: false))
+        _ = try await exchange(manager)
+        let second = try await exchange(manager)
+        let third = try await exchange(manager)
+        #expect(second.body == "stored")
+        #expect(third.body == "stored")
+        #expect(
+            origin.requests.map { $0.value(forHTTPHeaderField: "If-None-Match") } == [nil, #"W/"x""#, #"W/"x""#])
+    }
+
     /// §4.4: a non-error answer to any method not known to be safe — `PURGE` too — invalidates the
     /// target URI; a safe one (`OPTIONS`) and an error answer do not.
     @Test func anyUnsafeOrUnknownMethodInvalidates() async throws {
