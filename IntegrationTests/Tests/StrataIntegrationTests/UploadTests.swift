@@ -37,6 +37,25 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: file.path))
     }
 
+    /// A body in memory reports its progress as it goes, in steps of at most 1 MiB, as one from a
+    /// file does: over AsyncHTTPClient it went in parts of 4 MiB, one report each (for a body over
+    /// a slow network, nothing until 4 MiB had gone).
+    @Test func aBodyInMemoryReportsItsProgressInSmallSteps() async throws {
+        let bytes = Data(TestReply.generatedBody(size: 6 * 1_048_576))
+        try await Harness.with { (harness) async throws in
+            let progress = CompletionRecorder<Int64>()
+            let count = try await harness.transfer.request(
+                Endpoint<BodyCount>(
+                    path: "count", method: .post, bodyEncoding: UploadEncoding.data(bytes),
+                    options: RequestOptions(uploadProgress: { progress.record($0.completedUnitCount) })))
+            #expect(count.size == bytes.count)
+            let reported = progress.values
+            #expect(reported.last == Int64(bytes.count))
+            let steps = zip([0] + reported, reported).map { $1 - $0 }
+            #expect(steps.allSatisfy { 0 <= $0 && $0 <= 1_048_576 }, "steps over \(TestTransport.current): \(steps)")
+        }
+    }
+
     @Test func aMissingFileIsATypedErrorAndNothingIsSent() async throws {
         try await Harness.with { (harness) async throws in
             let missing = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString).bin")

@@ -331,7 +331,7 @@ public final class AsyncHTTPClientTransport: Transport {
         let body: HTTPClient.Body?
         let length: Int64
         if let data = urlRequest.httpBody {
-            body = .bytes(data)
+            body = data.count > BodyStreaming.chunkSize ? BodyStreaming.data(data) : .bytes(data)
             length = Int64(data.count)
         } else if let file = urlRequest.httpBodyStream as? FileBodyStream {
             body = BodyStreaming.file(file)

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Dispatch
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOPosix
@@ -36,6 +37,25 @@ enum BodyStreaming {
                     try? handle.value.close()
                     withExtendedLifetime(body) {}
                 }
+            }
+        }
+    }
+
+    /// A body in memory, written a chunk at a time as a file's is: each chunk written is reported
+    /// to the upload progress, where AsyncHTTPClient writes such a body in parts of 4 MiB — one
+    /// report for most bodies, and none until 4 MiB have gone over a slow network.
+    static func data(_ data: Data) -> HTTPClient.Body {
+        .stream(contentLength: Int64(data.count)) { writer in
+            let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton.any()
+            // Read by one chunk's pump at a time, each read after the last chunk was written.
+            let next = NIOLockedValueBox(data.startIndex)
+            return pump(to: writer, on: loop) {
+                let chunk = next.withLockedValue { start -> Data in
+                    let end = data.index(start, offsetBy: chunkSize, limitedBy: data.endIndex) ?? data.endIndex
+                    defer { start = end }
+                    return data[start..<end]
+                }
+                return loop.makeSucceededFuture(chunk)
             }
         }
     }
