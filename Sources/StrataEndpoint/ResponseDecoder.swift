@@ -56,6 +56,25 @@ public struct JSONResponseDecoder: ResponseDecoder {
         }
         return try decoder.decode(type, from: data)
     }
+
+    /// Decodes `data` as JSON; when it is no JSON at all and its `Content-Type` names another
+    /// format (an HTML page: a proxy's or a Wi-Fi sign-in page's, a server's error page), the
+    /// `DecodingError` says so.
+    public func decode<T: Decodable>(_ data: Data, contentType: String?, as type: T.Type) throws -> T {
+        do {
+            return try decode(data, as: type)
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            let essence = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard let essence, !essence.isEmpty, !essence.contains("json") else {
+                throw DecodingError.dataCorrupted(context)
+            }
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: [],
+                    debugDescription: "The body is \(essence), not JSON. \(context.debugDescription)",
+                    underlyingError: context.underlyingError))
+        }
+    }
 }
 
 /// Returns the body's bytes as they are; the response type must be `Data`.

@@ -44,6 +44,36 @@ import Testing
         #expect(!value.nests(deeperThan: 100))
     }
 
+    /// A body that is no JSON and says it is another format (a Wi-Fi sign-in page) fails with a
+    /// `DecodingError` that names the format; one that says nothing, or says JSON, or is JSON of
+    /// another shape, fails as `JSONDecoder` says.
+    @Test func aBodyOfAnotherFormatFailsNamingIt() throws {
+        let page = Data("<html><body>Sign in to the Wi-Fi</body></html>".utf8)
+        func failure(_ data: Data, _ contentType: String?) -> String {
+            do {
+                _ = try JSONResponseDecoder().decode(data, contentType: contentType, as: [Int].self)
+                return "decoded"
+            } catch let error as DecodingError {
+                guard case .dataCorrupted(let context) = error else { return "other: \(error)" }
+                return context.debugDescription
+            } catch {
+                return "not a DecodingError: \(error)"
+            }
+        }
+        #expect(failure(page, "text/html; charset=utf-8").hasPrefix("The body is text/html, not JSON. "))
+        #expect(failure(page, "TEXT/HTML").hasPrefix("The body is text/html, not JSON. "))
+        for contentType in [nil, "", "application/json", "application/problem+json"] {
+            #expect(!failure(page, contentType).contains("not JSON"), "\(String(describing: contentType))")
+        }
+        // JSON of another shape: not the format's fault.
+        do {
+            _ = try JSONResponseDecoder().decode(Data(#"{"a": 1}"#.utf8), contentType: "text/plain", as: [Int].self)
+            Issue.record("decoded")
+        } catch {
+            #expect(!"\(error)".contains("not JSON"))
+        }
+    }
+
     @Test func rawDataDecoderReturnsTheBytesAndRejectsOtherTypes() throws {
         let bytes = Data([0xFF, 0x00, 0x7B])
         #expect(try RawDataResponseDecoder().decode(bytes, as: Data.self) == bytes)
