@@ -566,13 +566,13 @@ struct CachedExchange: Codable, Sendable {
     }
 
     var etag: String? { validator("ETag") }
+    var lastModified: String? { validator("Last-Modified") }
 
     /// An entity-tag without its weakness indicator (`W/`), for a weak comparison (RFC 9110 §8.8.3.2).
     static func opaqueTag(_ etag: String) -> Substring {
         let tag = etag.trimmingCharacters(in: .whitespaces)
         return tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
     }
-    var lastModified: String? { validator("Last-Modified") }
 
     /// The stored field `name` as a validator: only a value that may go back in a request's field
     /// as it is. One holding a control character (libcurl passes them on from a server) would reach
