@@ -208,8 +208,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             }
             Self.keepCookies(of: response, in: record.cookies)
             relay.push(ResponseHead(response))
+            // What came before the head was told (a challenged `401`'s body); never a part without one.
+            relay.push(record.early)
         }
-        relay.push(record.early)
         if let file = record.downloaded, error == nil {
             // A consumer that wants a file takes this one as it is; any other reads it in parts.
             return relay.offer(bodyFile: file.url) { taken in
