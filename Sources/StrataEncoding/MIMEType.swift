@@ -1,8 +1,19 @@
+import Foundation
+
 /// MIME types of common file extensions, for multipart file parts. A table, because `UTType` does
 /// not exist on Linux; unknown extensions are `application/octet-stream`.
 public enum MIMEType {
     /// The type for data of unknown kind.
     public static let fallback = "application/octet-stream"
+
+    /// A `Content-Type` field's media type without its parameters, lowercased (`Text/HTML;
+    /// charset=utf-8` gives `text/html`); `nil` for no field, or one that names none.
+    package static func essence(of contentType: String?) -> String? {
+        guard let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+            !type.isEmpty
+        else { return nil }
+        return type
+    }
 
     /// The MIME type of a file with `pathExtension` (compared without case).
     public static func forPathExtension(_ pathExtension: String) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import StrataCore
+import StrataEncoding
 
 /// Turns a response body into the value an endpoint promises.
 ///
@@ -64,14 +65,13 @@ public struct JSONResponseDecoder: ResponseDecoder {
         do {
             return try decode(data, as: type)
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
-            let essence = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-            guard let essence, !essence.isEmpty, !essence.contains("json") else {
+            guard let essence = MIMEType.essence(of: contentType), !essence.contains("json") else {
                 throw DecodingError.dataCorrupted(context)
             }
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(
                     codingPath: [],
-                    debugDescription: "The body is \(essence), not JSON. \(context.debugDescription)",
+                    debugDescription: "The body is \(essence.prefix(100)), not JSON. \(context.debugDescription)",
                     underlyingError: context.underlyingError))
         }
     }

@@ -155,8 +155,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
             return false
         }
         let type = head.headers["Content-Type"]
-        let essence = type?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard essence == "text/event-stream" else {
+        guard MIMEType.essence(of: type) == "text/event-stream" else {
             connection.exchange.cancel()
             end(.failure(.underlying(EventSourceError.notAnEventStream(contentType: type))))
             return false

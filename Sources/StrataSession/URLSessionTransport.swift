@@ -325,7 +325,9 @@ public final class URLSessionTransport: Transport {
     /// - an answer that is not HTTP — a status line it cannot read, a status code out of range, or
     ///   bytes a previous answer left on the connection — is `URLError(.unsupportedURL)`
     ///   ("Unsupported HTTP version in response", "Received HTTP/0.9 when not allowed"), as if the
-    ///   URL were at fault, and a bad chunk or a head past libcurl's limit `URLError(.unknown)`;
+    ///   URL were at fault, and a bad chunk, a head past libcurl's limit, or one it or
+    ///   FoundationNetworking cannot read ("Header without colon", "Nul byte in header", "Invalid
+    ///   Content-Length: value", "Failed writing header") `URLError(.unknown)`;
     /// - a body in a content coding libcurl does not know, or cannot decode, is `URLError(.unknown)`
     ///   ("Unrecognized content encoding type", "Error while processing content unencoding: …").
     static func classified(_ error: any Error) -> any Error {
