@@ -25,7 +25,11 @@ import StrataCore
 /// - **Reuses** a stored response while it is fresh (its age, counted as RFC 9111 §4.2.3 says, is
 ///   below its lifetime), and only for a request with the same values of the headers its `Vary`
 ///   names, as the request goes on the wire: with the cookies the transport adds
-///   (``Transport/cookieJar``). Of several that suit, the most recent by `Date` answers; the
+///   (``Transport/cookieJar``). A private cache also keys every response by its request's
+///   `Authorization`, as if its `Vary` named it: a response to one user's request never answers
+///   another user signed in on the same manager, nor a request without a credential, nor the other
+///   way round. Of several that suit, the most
+///   recent by `Date` answers; the
 ///   transport is not asked at all, and the answer carries an `Age` field with its current age.
 ///   `Cache-Control: no-cache` in the response, or `no-cache` in the request, means revalidating
 ///   every time; a request's `max-age` and `min-fresh` are obeyed, and `only-if-cached` gets a
@@ -45,7 +49,8 @@ import StrataCore
 /// more than ``maximumVariants`` responses for one URL (the one stored longest ago goes). On
 /// disk, entries are plain files holding URLs and bodies: give the cache a folder only your app
 /// can read. A response kept for a credential — it varies by `Cookie` or `Authorization`, which
-/// its request carried — is kept in memory only.
+/// its request carried, or answers a request with `Authorization` in a private cache — is kept in
+/// memory only.
 public final class HTTPCache: Sendable {
     /// Whether the cache is shared by several users (a proxy, a server for many clients) rather
     /// than private to one. `false` by default: an app's cache is private.
@@ -178,7 +183,8 @@ public final class HTTPCache: Sendable {
         }
         guard method == "GET", body.count <= maximumBodyLength, isStorable(response, for: request) else { return }
         let entry = CachedExchange(
-            response: response, body: body, request: request, requestTime: requestTime, responseTime: responseTime)
+            response: response, body: body, request: request, keyedByCredential: !isShared, requestTime: requestTime,
+            responseTime: responseTime)
         keep(entry, under: key)
     }
 
@@ -508,7 +514,12 @@ struct CachedExchange: Codable, Sendable {
         return body.count + fields + vary + url.utf8.count + HTTPCache.entryOverhead
     }
 
-    init(response: HTTPURLResponse, body: Data, request: URLRequest, requestTime: Date, responseTime: Date) {
+    /// The exchange of `response` to `request`, as stored; `keyedByCredential` (a private cache's)
+    /// makes it answer only requests with the request's `Authorization`, or with none if it had none.
+    init(
+        response: HTTPURLResponse, body: Data, request: URLRequest, keyedByCredential: Bool, requestTime: Date,
+        responseTime: Date
+    ) {
         var headers: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String {
@@ -518,7 +529,9 @@ struct CachedExchange: Codable, Sendable {
         headers = Self.storable(headers)
         self.init(
             url: HTTPCache.key(request) ?? "", statusCode: response.statusCode, headers: headers, body: body,
-            varyValues: Self.varyValues(named: headers.first { $0.key.lowercased() == "vary" }?.value, in: request),
+            varyValues: Self.varyValues(
+                named: headers.first { $0.key.lowercased() == "vary" }?.value, in: request,
+                keyedByCredential: keyedByCredential),
             requestTime: requestTime, responseTime: responseTime)
     }
 
@@ -541,12 +554,24 @@ struct CachedExchange: Codable, Sendable {
         expiresLifetime = field("Expires").map { HTTPDate.parse($0)?.timeIntervalSince(date) ?? 0 }
     }
 
-    private static func varyValues(named vary: String?, in request: URLRequest) -> [String: String?] {
+    /// The request's values of the fields `vary` names, and with `keyedByCredential` of its
+    /// `Authorization` (or none) as if `vary` named it too.
+    ///
+    /// A private cache may reuse a response to a request with `Authorization` (RFC 9111 §3.5 binds
+    /// shared caches only), yet it is private to an app, not to a user: keyed by its URL alone, the
+    /// response to one user's request would answer the next user signed in on the same manager, or
+    /// a request sent with no credential at all.
+    private static func varyValues(
+        named vary: String?, in request: URLRequest, keyedByCredential: Bool
+    ) -> [String: String?] {
         var values: [String: String?] = [:]
         for name in (vary ?? "").split(separator: ",") {
             let name = name.trimmingCharacters(in: .whitespaces).lowercased()
             guard !name.isEmpty else { continue }
             values[name] = .some(request.headerField(name))
+        }
+        if keyedByCredential {
+            values["authorization"] = .some(request.headerField("Authorization"))
         }
         return values
     }
@@ -581,9 +606,9 @@ struct CachedExchange: Codable, Sendable {
         header(name).flatMap { HTTPGrammar.isFieldValue($0) ? $0 : nil }
     }
 
-    /// Whether the entry answers only requests with a given credential: its response varies by a
-    /// field ``/StrataCore/Redaction`` always hides (`Cookie`, `Authorization`), which its
-    /// request carried.
+    /// Whether the entry answers only requests with a given credential: it is keyed by a field
+    /// ``/StrataCore/Redaction`` always hides (`Cookie`, `Authorization`), which its request
+    /// carried.
     var isKeptForACredential: Bool {
         varyValues.contains { name, value in value != nil && Redaction.credentialHeaderNames.contains(name) }
     }

@@ -311,6 +311,67 @@ private final class TestClock: Sendable {
         }
     }
 
+    /// A private cache answers a response to a request with `Authorization` only to requests with
+    /// the same credential, as if the response varied by it: an app that signs another user in on
+    /// the same manager never gets the first user's response from the cache, nor does a request
+    /// without one, nor the other way round. Such a response is kept in memory only, as one that
+    /// varies by a credential is.
+    @Test func aResponseToAnAuthorizedRequestAnswersOnlyTheSameCredential() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
+        defer { removeFolder(directory) }
+        let origin = OriginServer { request in
+            (200, ["Cache-Control": "max-age=60"], request.value(forHTTPHeaderField: "Authorization") ?? "anyone")
+        }
+        let (manager, cache) = manager(origin, directory: directory)
+        let me = try #require(URL(string: "https://api.strata.test/me"))
+        var answers: [String] = []
+        for credential in ["Bearer alice", "Bearer bob", "Bearer alice", nil, "Bearer bob", nil] {
+            let headers = credential.map { ["Authorization": $0] } ?? [:]
+            answers.append(try await get(manager, headers: headers, url: me).body)
+        }
+        #expect(answers == ["Bearer alice", "Bearer bob", "Bearer alice", "anyone", "Bearer bob", "anyone"])
+        #expect(origin.requests.count == 3)
+        cache.flush()
+        let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+        #expect(files.count == 1)
+        for file in files {
+            #expect(!String(decoding: try Data(contentsOf: file), as: UTF8.self).contains("Bearer"))
+        }
+        // A shared cache keeps such a response only where a directive lets it answer everyone.
+        let publicOrigin = OriginServer { request in
+            (200, ["Cache-Control": "public, max-age=60"], request.value(forHTTPHeaderField: "Authorization") ?? "")
+        }
+        let (shared, _) = self.manager(publicOrigin, shared: true)
+        #expect(try await get(shared, headers: ["Authorization": "Bearer alice"], url: me).body == "Bearer alice")
+        #expect(try await get(shared, headers: ["Authorization": "Bearer bob"], url: me).body == "Bearer alice")
+    }
+
+    /// The credential the cache keys by is the one an adapter adds: the user signed in when the
+    /// request is sent, not the headers the caller wrote.
+    @Test func theCredentialAnAdapterAddsKeysWhatIsKept() async throws {
+        struct SignedInUser: RequestAdapter {
+            let token: Locked<String>
+            func adapt(_ request: URLRequest, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void) {
+                var request = request
+                request.setValue("Bearer \(token.value)", forHTTPHeaderField: "Authorization")
+                completion(.success(request))
+            }
+        }
+        let origin = OriginServer { request in
+            (200, ["Cache-Control": "max-age=60"], request.value(forHTTPHeaderField: "Authorization") ?? "")
+        }
+        let token = Locked("alice")
+        let cache = HTTPCache(memoryCapacity: 1_048_576, directory: nil, isShared: false, now: { [clock] in clock.now })
+        let manager = SessionManager(transport: origin, adapters: [SignedInUser(token: token)], cache: cache)
+        var answers: [String] = []
+        for user in ["alice", "alice", "bob", "bob", "alice"] {
+            token.withLock { $0 = user }
+            answers.append(try await get(manager).body)
+        }
+        #expect(answers == ["Bearer alice", "Bearer alice", "Bearer bob", "Bearer bob", "Bearer alice"])
+        #expect(origin.requests.count == 2)
+    }
+
     @Test func statusesACacheMayNotKeepAndResponsesWithoutLifetimeOrValidatorAreNotKept() async throws {
         let origin = OriginServer { request in
             request.url?.path == "/error" ? (500, ["Cache-Control": "max-age=60"], "oops") : (200, [:], "plain")
