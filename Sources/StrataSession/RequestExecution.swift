@@ -63,18 +63,22 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// The caller's code a request waits for where no deadline of the attempt's runs: the adapters
-    /// before an attempt's first request, the retriers' decision after it. Code that calls back
-    /// before it returns costs nothing more; for code that does not, an entry in the session's
-    /// ``Deadlines`` ends the wait after the request's timeout, so that an adapter or retrier that
-    /// never calls back (a completion dropped on some path) fails the request with a timeout
-    /// rather than hold it for ever.
+    /// What a request waits for where no deadline of the attempt's runs: the caller's code — the
+    /// adapters before an attempt's first request, the retriers' decision after it — and the delay
+    /// a retrier asked for before the next attempt. Code that calls back before it returns costs
+    /// nothing more; for code that does not, an entry in the session's ``Deadlines`` ends the wait
+    /// after the request's timeout, so that an adapter or retrier that never calls back (a
+    /// completion dropped on some path) fails the request with a timeout rather than hold it for
+    /// ever. A delay is an entry too, which a cancellation removes: the request is released then,
+    /// not when the delay has passed.
     struct Awaited: Sendable {
         enum Code: Sendable {
             /// The adaptation of the attempt's first request: the attempt fails unsent.
             case adaptation
             /// The retriers' decision on the failed attempt's `outcome`: it fails with the timeout.
             case decision(TransportOutcome)
+            /// The delay before the next attempt, which starts when it has passed.
+            case retryDelay
         }
 
         let code: Code
@@ -233,7 +237,7 @@ final class RequestExecution: Sendable {
     }
 
     /// Bounds wait `ticket` by `timeout` seconds, if the caller's code it waits for has not called
-    /// back yet (and the timeout is one): ``awaitedCodeTimedOut(_:)`` after that.
+    /// back yet (and the timeout is one): ``waitPassed(_:)`` after that.
     private func bound(_ ticket: Int, by timeout: TimeInterval) {
         guard timeout > 0, state.withLock({ $0.awaited?.ticket == ticket }),
             let entry = core.deadlines.start(after: timeout, execution: self, bounding: .awaited(ticket: ticket))
@@ -246,8 +250,9 @@ final class RequestExecution: Sendable {
         if late { core.deadlines.cancel(entry) }
     }
 
-    /// The caller's code of wait `ticket` did not call back within the request's timeout.
-    private func awaitedCodeTimedOut(_ ticket: Int) {
+    /// Wait `ticket` has run its time: the caller's code did not call back within the request's
+    /// timeout, or a retry's delay has passed.
+    private func waitPassed(_ ticket: Int) {
         let code = state.withLock { state -> Awaited.Code? in
             guard let awaited = state.awaited, awaited.ticket == ticket else { return nil }
             state.awaited = nil
@@ -261,6 +266,8 @@ final class RequestExecution: Sendable {
             fail(Self.timeoutError(original, "the adapters had not called back"))
         case .decision(let outcome):
             call.complete(outcome.failing(with: Self.timeoutError(original, "the retriers had not decided")))
+        case .retryDelay:
+            attempt()
         }
     }
 
@@ -315,7 +322,7 @@ final class RequestExecution: Sendable {
     func deadlinePassed(_ bound: Deadlines.Bound) {
         switch bound {
         case .attempt(let attempt): attemptTimedOut(attempt)
-        case .awaited(let ticket): awaitedCodeTimedOut(ticket)
+        case .awaited(let ticket): waitPassed(ticket)
         }
     }
 
@@ -843,10 +850,19 @@ final class RequestExecution: Sendable {
     /// A year: the longest wait between attempts.
     private static let longestDelay: TimeInterval = 31_536_000
 
-    /// Waits `delay` seconds, then attempts again unless cancelled meanwhile (cancelling completes
-    /// the request at once; the late timer then finds the call cancelled and does nothing).
+    /// Waits `delay` seconds, then attempts again: a wait in the session's ``Deadlines``, which
+    /// cancelling the request ends, releasing it at once.
     private func scheduleRetry(after delay: TimeInterval) {
-        StrataQueue.async(after: max(0, min(delay, Self.longestDelay))) { [self] in attempt() }
+        let delay = delay.isNaN ? 0 : min(delay, Self.longestDelay)
+        guard delay > 0 else { return attempt() }
+        let wait = state.withLock { state -> (ticket: Int, ended: Int?)? in
+            // A cancellation that came first has ended every wait: none is begun after it.
+            guard !call.isCancelled else { return nil }
+            return state.await(.retryDelay)
+        }
+        guard let wait else { return }
+        if let ended = wait.ended { core.deadlines.cancel(ended) }
+        bound(wait.ticket, by: delay)
     }
 }
 

@@ -296,6 +296,34 @@ struct ReplacementError: Error, Equatable {}
         #expect(stub.requests.count == 2)
     }
 
+    /// A request cancelled while it waits to be sent again is released at once, with all it
+    /// captured, not when the wait a retrier asked for (an hour here) has passed.
+    @Test func aRequestCancelledWhileItWaitsForARetryIsReleasedAtOnce() async throws {
+        final class Canary: Sendable {}
+        struct Watch: @unchecked Sendable { weak var canary: Canary? }
+        let stub = URLProtocolStub { _ in .response(statusCode: 503) }
+        let manager = URLSessionManager(
+            configuration: stub.makeSessionConfiguration(), retriers: [CountingRetrier(decision: .retryAfter(3_600))])
+        var watch = Watch()
+        var handle: (any NetworkCancellable)?
+        let recorder: CompletionRecorder<Outcome>
+        do {
+            let canary = Canary()
+            watch.canary = canary
+            (recorder, handle) = send(
+                URLRequest(url: stub.baseURL), through: manager,
+                options: RequestOptions(uploadProgress: { _ in _ = canary }))
+        }
+        for _ in 0..<200 where stub.requests.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(100))
+        handle?.cancel()
+        handle = nil
+        #expect((try #require(await recorder.first()).error as? URLError)?.code == .cancelled)
+        for _ in 0..<200 where watch.canary != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(watch.canary == nil)
+        #expect(stub.requests.count == 1)
+    }
+
     @Test func retriersAreAskedInOrderUntilOneDecides() async throws {
         let stub = URLProtocolStub { _ in .response(statusCode: 500) }
         let first = CountingRetrier(decision: .doNotRetry)
