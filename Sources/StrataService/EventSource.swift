@@ -78,6 +78,10 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     /// header line passes 8 KiB (nginx, Apache), which would end the source.
     static let maximumResumeIDLength = 4096
     private var connection: Connection?
+    /// The source, held for its next connection while it waits to reconnect: the timer holds this
+    /// box, which ending the source empties, so that a source cancelled meanwhile is released at
+    /// once, not when the wait has passed (a stream's `retry` may ask for a day).
+    private var waiting: Locked<EventSource?>?
     /// Whether the connection under way has brought an event.
     private var connectionBroughtEvent = false
     /// How many connections in a row ended without bringing an event.
@@ -127,6 +131,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
 
     func connect() {
         queue.async { [self] in
+            waiting = nil
             guard !done else { return }
             guard !cancelled.value else { return end(.failure(.cancelled)) }
             let connection = Connection(
@@ -203,7 +208,14 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
         if let maximumReconnections, fruitlessConnections > maximumReconnections {
             return end(.failure(error ?? .underlying(EventSourceError.tooManyReconnections(maximumReconnections))))
         }
-        Self.timers.asyncAfter(deadline: .now() + nextWait) { [self] in connect() }
+        let held = Locked<EventSource?>(self)
+        waiting = held
+        Self.timers.asyncAfter(deadline: .now() + nextWait) {
+            held.withLock { source in
+                defer { source = nil }
+                return source
+            }?.connect()
+        }
     }
 
     /// The wait before the next connection: the reconnection time after a connection that brought
@@ -221,6 +233,8 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
         guard !done else { return }
         done = true
         connection = nil
+        waiting?.withLock { $0 = nil }
+        waiting = nil
         completion(result)
     }
 

@@ -228,6 +228,41 @@ private struct TrackedDecoder: StreamDecoder {
         #expect(ends.callCount == 1)
     }
 
+    /// A source cancelled while it waits to reconnect is released at once, with the closures it
+    /// holds, not when the wait the stream asked for (a day, here) has passed.
+    @Test func aSourceCancelledWhileItWaitsToReconnectIsReleasedAtOnce() async throws {
+        final class Canary: Sendable {}
+        struct Watch: @unchecked Sendable { weak var canary: Canary? }
+        let network = MockNetworkService()
+        network.enqueue(stream: .events([ServerSentEvent(data: "one", retry: 86_400_000)]))
+        let events = CompletionRecorder<String>()
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        var watch = Watch()
+        var source: EventSource?
+        do {
+            let canary = Canary()
+            watch.canary = canary
+            source = network.eventSource(endpoint: Endpoint<Void>(path: "feed")) { event in
+                _ = canary
+                events.record(event.data)
+            } completion: {
+                ends.record($0)
+            }
+        }
+        #expect(await events.first(timeout: 10) == "one")
+        // The stream has ended: the source waits to reconnect.
+        try await Task.sleep(for: .milliseconds(100))
+        source?.cancel()
+        source = nil
+        guard case .failure(.cancelled) = try #require(await ends.first(timeout: 10)) else {
+            Issue.record("expected the source to end as cancelled")
+            return
+        }
+        for _ in 0..<200 where watch.canary != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(watch.canary == nil)
+        #expect(network.requests.count == 1)
+    }
+
     @Test func aWrongTypeOrAnErrorStatusStopsItWithoutReconnecting() async throws {
         let network = MockNetworkService()
         network.enqueue(stream: StreamScript.lines(["not events"]))
