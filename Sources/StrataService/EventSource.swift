@@ -88,6 +88,19 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
     private var fruitlessConnections = 0
     private var done = false
 
+    /// Why the source cannot open, if it cannot: a limit out of range (no event fits in
+    /// `maximumEventSize` ≤ 0, and fewer than no reconnections mean none). It then ends with it
+    /// before a request is sent, rather than fail on the first byte or after the first connection.
+    private var refusal: RequestValidationError? {
+        if maximumEventSize <= 0 {
+            return .invalidOption(name: "maximumEventSize", value: "\(maximumEventSize)")
+        }
+        if let maximumReconnections, maximumReconnections < 0 {
+            return .invalidOption(name: "maximumReconnections", value: "\(maximumReconnections)")
+        }
+        return nil
+    }
+
     /// Whether `id` can go back to the server as `Last-Event-ID`.
     private static func canResume(from id: String) -> Bool {
         id.utf8.count <= maximumResumeIDLength && HTTPGrammar.isFieldValue(id)
@@ -134,6 +147,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
             waiting = nil
             guard !done else { return }
             guard !cancelled.value else { return end(.failure(.cancelled)) }
+            if let refusal = refusal { return end(.failure(.invalidRequest(refusal))) }
             let connection = Connection(
                 source: self,
                 decoder: ServerSentEventDecoder(
@@ -354,8 +368,10 @@ extension NetworkService {
     ///   - reconnectionTime: The wait before connecting again until the stream sets one (`retry`); a
     ///     negative one counts as 0, one that is not a number as ``EventSource/defaultReconnectionTime``.
     ///   - maximumReconnections: How many connections in a row may end without an event; `nil`
-    ///     (the default) for no limit, as the standard has none.
-    ///   - maximumEventSize: The largest event and the longest line, in bytes.
+    ///     (the default) for no limit, as the standard has none. A negative one ends the source
+    ///     before it connects, with ``NetworkError/invalidRequest(_:)``.
+    ///   - maximumEventSize: The largest event and the longest line, in bytes; one not positive ends
+    ///     the source before it connects, with ``NetworkError/invalidRequest(_:)``.
     ///   - onEvent: Called with each event as it arrives.
     ///   - completion: Called once, when the source stops.
     @discardableResult

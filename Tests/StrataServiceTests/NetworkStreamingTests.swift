@@ -263,6 +263,29 @@ private struct TrackedDecoder: StreamDecoder {
         #expect(network.requests.count == 1)
     }
 
+    /// A limit out of range ends the source before anything is sent, saying which.
+    @Test func aLimitOutOfRangeEndsTheSourceBeforeItConnects() async throws {
+        for (size, reconnections, name) in [
+            (0, nil, "maximumEventSize"), (-1, 3, "maximumEventSize"), (1024, -1, "maximumReconnections"),
+        ] {
+            let network = MockNetworkService()
+            let ends = CompletionRecorder<Result<Void, NetworkError>>()
+            network.eventSource(
+                endpoint: Endpoint<Void>(path: "feed"), maximumReconnections: reconnections, maximumEventSize: size,
+                onEvent: { _ in }
+            ) { ends.record($0) }
+            guard
+                case .failure(.invalidRequest(.invalidOption(let named, _))) = try #require(
+                    await ends.first(timeout: 5))
+            else {
+                Issue.record("expected \(name) refused")
+                continue
+            }
+            #expect(named == name)
+            #expect(network.requests.isEmpty)
+        }
+    }
+
     @Test func aWrongTypeOrAnErrorStatusStopsItWithoutReconnecting() async throws {
         let network = MockNetworkService()
         network.enqueue(stream: StreamScript.lines(["not events"]))
