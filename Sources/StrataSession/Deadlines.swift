@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import StrataCore
 
-/// The deadlines of a session's attempts, and of its waits for the caller's code, on one timer.
+/// The deadlines of a session's attempts, of its waits for the caller's code, and its retries'
+/// delays, on one timer.
 ///
 /// An attempt costs an entry in a table, not a timer of its own (a dispatch source, its handler and
 /// a weak reference for every request). The timer is set for the earliest deadline, and moved only
@@ -16,6 +17,15 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
         case attempt(Int)
         /// A request's wait `ticket` for the caller's code: see ``RequestExecution/Awaited``.
         case awaited(ticket: Int)
+        /// A request's wait `ticket` before it is sent again, which starts the next attempt.
+        case retryDelay(ticket: Int)
+
+        /// Whether its passing ends the request (and so runs beyond the lanes' limit): every
+        /// bound's but a retry delay's, which starts an attempt — the adapters, the caller's code.
+        var endsRequest: Bool {
+            if case .retryDelay = self { return false }
+            return true
+        }
     }
 
     /// A deadline not yet passed.
@@ -91,9 +101,10 @@ final class Deadlines: @unchecked Sendable {  // Sendable: `state` is under its 
         }
         // Each on a lane: a timed-out attempt goes on to the retriers and the completion, the
         // caller's code, which must hold up neither the timer nor another request. A deadline ends
-        // a request, so it runs beyond the lanes' limit when closures of the caller's hold them all.
+        // a request, so it runs beyond the lanes' limit when closures of the caller's hold them all;
+        // a retry's next attempt waits for a lane like any other start.
         for entry in due {
-            StrataQueue.async(ending: true) { entry.execution.deadlinePassed(entry.bound) }
+            StrataQueue.async(ending: entry.bound.endsRequest) { entry.execution.deadlinePassed(entry.bound) }
         }
     }
 }

@@ -237,10 +237,13 @@ final class RequestExecution: Sendable {
     }
 
     /// Bounds wait `ticket` by `timeout` seconds, if the caller's code it waits for has not called
-    /// back yet (and the timeout is one): ``waitPassed(_:)`` after that.
-    private func bound(_ ticket: Int, by timeout: TimeInterval) {
+    /// back yet (and the timeout is one): ``waitPassed(_:)`` after that. A retry's delay is bound
+    /// as `.retryDelay`.
+    private func bound(
+        _ ticket: Int, by timeout: TimeInterval, as kind: (Int) -> Deadlines.Bound = Deadlines.Bound.awaited
+    ) {
         guard timeout > 0, state.withLock({ $0.awaited?.ticket == ticket }),
-            let entry = core.deadlines.start(after: timeout, execution: self, bounding: .awaited(ticket: ticket))
+            let entry = core.deadlines.start(after: timeout, execution: self, bounding: kind(ticket))
         else { return }
         let late = state.withLock { state -> Bool in
             guard state.awaited?.ticket == ticket else { return true }
@@ -322,7 +325,7 @@ final class RequestExecution: Sendable {
     func deadlinePassed(_ bound: Deadlines.Bound) {
         switch bound {
         case .attempt(let attempt): attemptTimedOut(attempt)
-        case .awaited(let ticket): waitPassed(ticket)
+        case .awaited(let ticket), .retryDelay(let ticket): waitPassed(ticket)
         }
     }
 
@@ -862,7 +865,7 @@ final class RequestExecution: Sendable {
         }
         guard let wait else { return }
         if let ended = wait.ended { core.deadlines.cancel(ended) }
-        bound(wait.ticket, by: delay)
+        bound(wait.ticket, by: delay, as: Deadlines.Bound.retryDelay)
     }
 }
 
