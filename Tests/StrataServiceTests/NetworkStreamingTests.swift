@@ -383,6 +383,39 @@ private struct TrackedDecoder: StreamDecoder {
         #expect(network.requests.map { $0.value(forHTTPHeaderField: "Last-Event-ID") } == ["41", "41", "42"])
     }
 
+    /// A `Last-Event-ID` of the endpoint's own that cannot go back as one is no ID to resume from:
+    /// one longer than the 4 KiB an ID sent back may have is left out of every request, and one
+    /// that breaks a header line ends the source with the endpoint's invalid header, unsent.
+    @Test func aLastEventIDOfTheEndpointsOwnThatCannotBeSentIsNoIDToResumeFrom() async throws {
+        let network = MockNetworkService()
+        let eventStream = ["Content-Type": "text/event-stream"]
+        network.enqueue(stream: StreamScript.chunks([Data("data: a\n\n".utf8)], headers: eventStream))
+        network.enqueue(.success(NetworkResponse(statusCode: 204)))
+        let service: any NetworkService = network
+        let long = String(repeating: "7", count: 4_097)
+        var received: [ServerSentEvent] = []
+        for try await event in service.eventSource(
+            endpoint: Endpoint<Void>(path: "feed", headerParameters: ["Last-Event-ID": long]), reconnectionTime: 0)
+        {
+            received.append(event)
+        }
+        #expect(received.map(\.lastEventID) == [""])
+        #expect(network.requests.map { $0.value(forHTTPHeaderField: "Last-Event-ID") } == [nil, nil])
+
+        let broken = MockNetworkService()
+        let ends = CompletionRecorder<Result<Void, NetworkError>>()
+        broken.eventSource(
+            endpoint: Endpoint<Void>(path: "feed", headerParameters: ["Last-Event-ID": "41\r\nX-Injected: 1"]),
+            reconnectionTime: 0, onEvent: { _ in }
+        ) { ends.record($0) }
+        let end = try #require(await ends.first(timeout: 5))
+        guard case .failure(.invalidRequest) = end else {
+            Issue.record("expected the endpoint's header refused, got \(end)")
+            return
+        }
+        #expect(broken.requests.isEmpty)
+    }
+
     @Test func theAsyncSequenceReadsTheNextPartOnlyOnceTheLoopTookTheEvents() async throws {
         let network = MockNetworkService()
         let events = (0..<50).map { ServerSentEvent(data: "\($0)", lastEventID: "\($0)") }
