@@ -329,7 +329,9 @@ public final class URLSessionTransport: Transport {
     ///   FoundationNetworking cannot read ("Header without colon", "Nul byte in header", "Invalid
     ///   Content-Length: value", "Failed writing header") `URLError(.unknown)`;
     /// - a body in a content coding libcurl does not know, or cannot decode, is `URLError(.unknown)`
-    ///   ("Unrecognized content encoding type", "Error while processing content unencoding: …").
+    ///   ("Unrecognized content encoding type", "Error while processing content unencoding: …",
+    ///   and for bytes after a gzip member "Failed writing received data to disk/application", or
+    ///   "Failed reading the chunked-encoded stream" in a chunked body).
     static func classified(_ error: any Error) -> any Error {
         guard let error = error as? URLError, let message = error.userInfo[NSLocalizedDescriptionKey] as? String,
             let code = appleCode(for: error.code, saying: message)
@@ -384,11 +386,15 @@ public final class URLSessionTransport: Transport {
         "Unsupported HTTP version", "Unsupported response code", "Received HTTP/0.9",
     ]
 
-    /// How libcurl's messages begin for a body it cannot decode (the last, its own words for the
-    /// error where the decoder gave none: a brotli body that is not brotli).
+    /// How libcurl's messages begin for a body it cannot decode: the third, its own words for the
+    /// error where the decoder gave none (a brotli body that is not brotli); the last two, a
+    /// decoder's refusal as libcurl words it in a body of known length and in a chunked one (bytes
+    /// after a gzip member: a second member, which libcurl does not read, zeros, garbage). Only
+    /// its decoders refuse what libcurl writes on: FoundationNetworking takes every part.
     private static let contentCodingMessages = [
         "Unrecognized content encoding", "Error while processing content unencoding",
-        "Unrecognized or bad HTTP Content or Transfer-Encoding",
+        "Unrecognized or bad HTTP Content or Transfer-Encoding", "Failed writing received data to disk/application",
+        "Failed reading the chunked-encoded stream",
     ]
 
     /// A year: the longest timeout handed to the loading system.

@@ -58,6 +58,8 @@ import Testing
             .unknown, .cannotDecodeContentData
         ),
         ("Error while processing content unencoding: incorrect header check", .unknown, .cannotDecodeContentData),
+        ("Failed writing received data to disk/application", .unknown, .cannotDecodeContentData),
+        ("Failed reading the chunked-encoded stream", .unknown, .cannotDecodeContentData),
         ("Unrecognized or bad HTTP Content or Transfer-Encoding", .unknown, .cannotDecodeContentData),
     ])
     func aLoadingSystemErrorGetsApplesCode(message: String, code: URLError.Code, expected: URLError.Code) {

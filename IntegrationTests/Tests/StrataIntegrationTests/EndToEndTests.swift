@@ -225,6 +225,49 @@ struct Note: Codable, Equatable, Sendable {
         }
     }
 
+    /// A gzip body with bytes after its member — a second member (gzip's "series of members",
+    /// which libcurl does not read), zeros, or garbage — fails with `cannotDecodeContentData` over
+    /// both transports, whether its length is given or it comes in chunks. (Over URLSession, a
+    /// chunked one failed with `.unknown`: libcurl words the failure as its chunked reader's.)
+    @Test func bytesAfterAGzipMemberFailTheBodyAlikeInEveryFraming() async throws {
+        try await Harness.with { (harness) async throws in
+            harness.server.router.add(nil, "/gzip-and-more") { (request: TestRequest) -> TestReply in
+                let member = Gzip.stored(Array("first".utf8))
+                let after: [UInt8] =
+                    switch request.queryValue("after") {
+                    case "member": Gzip.stored(Array("second".utf8))
+                    case "zeros": [UInt8](repeating: 0, count: 8)
+                    default: Array("garbage".utf8)
+                    }
+                let body = member + after
+                var head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\n"
+                guard request.queryValue("framing") == "chunked" else {
+                    head += "Content-Length: \(body.count)\r\n\r\n"
+                    return .raw(Array(head.utf8) + body, thenClose: true)
+                }
+                head += "Transfer-Encoding: chunked\r\n\r\n"
+                let chunk = Array("\(String(body.count, radix: 16))\r\n".utf8) + body + Array("\r\n0\r\n\r\n".utf8)
+                return .raw(Array(head.utf8) + chunk, thenClose: true)
+            }
+            for framing in ["length", "chunked"] {
+                for after in ["member", "zeros", "garbage"] {
+                    let endpoint = Endpoint<Data>(
+                        path: "gzip-and-more", queryParameters: ["framing": .string(framing), "after": .string(after)])
+                    do throws(DataTransferError) {
+                        let body = try await harness.transfer.request(endpoint)
+                        Issue.record("\(framing), \(after): \(body.count) bytes handed on")
+                    } catch {
+                        guard case .networkFailure(.transport(let failure)) = error else {
+                            Issue.record("\(framing), \(after): \(error)")
+                            continue
+                        }
+                        #expect(failure.code == .cannotDecodeContentData, "\(framing), \(after): \(failure)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func headRequestsSucceedWithoutABody() async throws {
         try await Harness.with { (harness) async throws in
             let response = try await harness.transfer.requestResponse(Endpoint<Empty>(path: "echo", method: .head))
