@@ -147,7 +147,7 @@ public final class EventSource: NetworkCancellable, @unchecked Sendable {  // Se
             waiting = nil
             guard !done else { return }
             guard !cancelled.value else { return end(.failure(.cancelled)) }
-            if let refusal = refusal { return end(.failure(.invalidRequest(refusal))) }
+            if let refusal { return end(.failure(.invalidRequest(refusal))) }
             let connection = Connection(
                 source: self,
                 decoder: ServerSentEventDecoder(
