@@ -285,8 +285,11 @@ public final class HTTPCache: Sendable {
             let stored = try? JSONDecoder().decode([CachedExchange].self, from: data),
             stored.first?.url == key
         else { return [] }
-        keepInMemory(stored, under: key)
-        return stored
+        // An entry not keyed by a credential (written by a shared cache, or by a Strata that kept
+        // responses by URL alone) would answer every user of a private cache: it is not read.
+        let usable = isShared ? stored : stored.filter { $0.varyValues.keys.contains("authorization") }
+        keepInMemory(usable, under: key)
+        return usable
     }
 
     /// Keeps `entry`, replacing the variant with the same `Vary` values.

@@ -346,6 +346,26 @@ private final class TestClock: Sendable {
         #expect(try await get(shared, headers: ["Authorization": "Bearer bob"], url: me).body == "Bearer alice")
     }
 
+    /// A private cache over a folder does not read an entry that is not keyed by a credential —
+    /// one a shared cache wrote, or a Strata that kept responses by URL alone — which would answer
+    /// every user.
+    @Test func aPrivateCacheDoesNotReadEntriesThatAreNotKeyedByACredential() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
+        defer { removeFolder(directory) }
+        let origin = OriginServer { request in
+            (200, ["Cache-Control": "public, max-age=60"], request.value(forHTTPHeaderField: "Authorization") ?? "anyone")
+        }
+        let (shared, sharedCache) = manager(origin, shared: true, directory: directory)
+        #expect(try await get(shared, headers: ["Authorization": "Bearer alice"]).body == "Bearer alice")
+        sharedCache.flush()
+        let (first, _) = manager(origin, directory: directory)
+        #expect(try await get(first, headers: ["Authorization": "Bearer bob"]).body == "Bearer bob")
+        let (second, _) = manager(origin, directory: directory)
+        #expect(try await get(second).body == "anyone")
+        #expect(try await get(second).body == "anyone")
+        #expect(origin.requests.count == 3)
+    }
+
     /// The credential the cache keys by is the one an adapter adds: the user signed in when the
     /// request is sent, not the headers the caller wrote.
     @Test func theCredentialAnAdapterAddsKeysWhatIsKept() async throws {
