@@ -353,7 +353,10 @@ private final class TestClock: Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cache-\(UUID())")
         defer { removeFolder(directory) }
         let origin = OriginServer { request in
-            (200, ["Cache-Control": "public, max-age=60"], request.value(forHTTPHeaderField: "Authorization") ?? "anyone")
+            (
+                200, ["Cache-Control": "public, max-age=60"],
+                request.value(forHTTPHeaderField: "Authorization") ?? "anyone"
+            )
         }
         let (shared, sharedCache) = manager(origin, shared: true, directory: directory)
         #expect(try await get(shared, headers: ["Authorization": "Bearer alice"]).body == "Bearer alice")
