@@ -37,6 +37,18 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
     /// every request and response reads all of it — nor push out another site's session.
     public static let maximumCookies = 3_000
 
+    /// The order the jar first stored each cookie in, by identity: RFC 6265 §5.4 sends cookies of
+    /// equal path length in order of creation, and `HTTPCookie` keeps no creation time (on Linux the
+    /// storage returns its cookies in its dictionary's order, another every run). Shared by copies
+    /// of the jar; a cookie put into the storage by other code has no place here and goes after
+    /// the others, by name.
+    private let created = Locked(CreationOrder())
+
+    private struct CreationOrder: Sendable {
+        var next = 0
+        var places: [SetCookie.Identity: Int] = [:]
+    }
+
     /// A jar over `storage`.
     public init(storage: HTTPCookieStorage) {
         self.storage = storage
@@ -44,25 +56,29 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
 
     /// The `Cookie` field `request` goes with, if it changes: the request's own field, then the
     /// stored cookies for its target URI (RFC 6265 §5.4) — those whose domain and path it is
-    /// within, unexpired, `Secure` ones only over `https`, longer paths first; `nil` when there
-    /// are none to add. The target URI is the URL, with the host a `Host` field of the request's
+    /// within, unexpired, `Secure` ones only over `https`, longer paths first, and of equal paths
+    /// the one the jar stored first first; `nil` when there are none to add. The target URI is the URL, with the host a `Host` field of the request's
     /// own names (as curl matches cookies): virtual hosts behind one address keep theirs apart,
     /// and a field that names no host gets none.
     public func field(for request: URLRequest) -> String? {
         guard request.httpShouldHandleCookies, let url = request.targetURL, let cookies = storage.cookies(for: url),
             !cookies.isEmpty
         else { return nil }
-        let stored = Self.value(of: cookies, sentTo: url, at: Date())
+        let places = created.withLock { $0.places }
+        let stored = Self.value(of: cookies, sentTo: url, at: Date(), placed: places)
         guard !stored.isEmpty else { return nil }
         guard let own = request.headerField("Cookie"), !own.isEmpty else { return stored }
         return own + "; " + stored
     }
 
-    /// The `Cookie` value of those of `cookies` a request to `url` carries at `now`. The storage's
-    /// own matching is not enough: on Linux it returns `Secure` cookies for `http` and ignores
-    /// `Path`. A cookie the field could not carry as it is (a control character, or a `;` that
-    /// would start another cookie, put into the storage by other code) is left out.
-    static func value(of cookies: [HTTPCookie], sentTo url: URL, at now: Date) -> String {
+    /// The `Cookie` value of those of `cookies` a request to `url` carries at `now`, longer paths
+    /// first, then in the order of their `places` (those without one last, by name). The
+    /// storage's own matching is not enough: on Linux it returns `Secure` cookies for `http` and
+    /// ignores `Path`. A cookie the field could not carry as it is (a control character, or a `;`
+    /// that would start another cookie, put into the storage by other code) is left out.
+    static func value(
+        of cookies: [HTTPCookie], sentTo url: URL, at now: Date, placed places: [SetCookie.Identity: Int] = [:]
+    ) -> String {
         let isSecure = ["https", "wss"].contains(url.scheme?.lowercased() ?? "")
         let encodedPath = url.path(percentEncoded: true)
         let path = encodedPath.isEmpty ? "/" : encodedPath
@@ -73,8 +89,14 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
                     && cookie.expiresDate.map { $0 > now } ?? true
                     && Self.isSendable(cookie.name, orValue: false) && Self.isSendable(cookie.value, orValue: true)
             }
-            .sorted { $0.path.utf8.count > $1.path.utf8.count }
-            .map { "\($0.name)=\($0.value)" }
+            .map { (cookie: $0, place: places[SetCookie.Identity($0)] ?? .max) }
+            .sorted { one, other in
+                let (first, second) = (one.cookie.path.utf8.count, other.cookie.path.utf8.count)
+                if first != second { return first > second }
+                if one.place != other.place { return one.place < other.place }
+                return one.cookie.name < other.cookie.name
+            }
+            .map { "\($0.cookie.name)=\($0.cookie.value)" }
             .joined(separator: "; ")
     }
 
@@ -119,13 +141,29 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
                 storage.setCookies([cookie], for: url, mainDocumentURL: request.mainDocumentURL ?? url)
                 present.insert(effect.cookie)
                 total += replaces ? 0 : 1
+                // A cookie that replaces one keeps its creation time (§5.3 step 11.3).
+                if !replaces { place(effect.cookie, among: total) }
             case .remove:
                 for stored in everyCookie where SetCookie.Identity(stored) == effect.cookie {
                     storage.deleteCookie(stored)
                     total -= 1
                 }
                 present.remove(effect.cookie)
+                _ = created.withLock { $0.places.removeValue(forKey: effect.cookie) }
             }
+        }
+    }
+
+    /// Gives `cookie`, just stored, the next place, a storage of `total` cookies holding it. Places
+    /// of cookies gone otherwise (expired, deleted by other code) are dropped once there are twice
+    /// as many places as cookies.
+    private func place(_ cookie: SetCookie.Identity, among total: Int) {
+        created.withLock { order in
+            order.places[cookie] = order.next
+            order.next += 1
+            guard order.places.count > 2 * max(total, 64) else { return }
+            let kept = Set((storage.cookies ?? []).map(SetCookie.Identity.init))
+            order.places = order.places.filter { kept.contains($0.key) }
         }
     }
 

@@ -123,6 +123,35 @@ import Testing
         #expect(SetCookie.pathMatches(request, cookie) == matches)
     }
 
+    // MARK: - The order cookies are sent in (§5.4)
+
+    /// Longer paths first, and of equal paths the cookie created first first (RFC 6265 §5.4): the
+    /// same order every run, where the storage's own is its dictionary's. Replacing a cookie keeps
+    /// its place (its creation time, §5.3 step 11.3); one removed and set again comes last.
+    @Test func cookiesGoInOrderOfPathThenOfCreation() throws {
+        let jar = try jar()
+        let names = (0..<20).map { "c\(19 - $0)" }
+        for name in names {
+            try store(["\(name)=1"], from: "https://api.strata.test/", in: jar)
+        }
+        try store(["deep=1; Path=/a/b", "mid=1; Path=/a"], from: "https://api.strata.test/", in: jar)
+        let flat = names.map { "\($0)=1" }
+        #expect(
+            try sent(to: "https://api.strata.test/a/b/c", by: jar)
+                == (["deep=1", "mid=1"] + flat).joined(separator: "; "))
+        try store(["c19=2", "c0=; Max-Age=0"], from: "https://api.strata.test/", in: jar)
+        try store(["c0=3"], from: "https://api.strata.test/", in: jar)
+        let changed = ["c19=2"] + flat.dropFirst().dropLast() + ["c0=3"]
+        #expect(try sent(to: "https://api.strata.test/", by: jar) == changed.joined(separator: "; "))
+        // Domain cookies and host-only ones, in one order.
+        let mixed = try self.jar()
+        for field in ["z=1; Domain=strata.test", "y=1", "x=1; Domain=strata.test", "w=1"] {
+            try store([field], from: "https://api.strata.test/", in: mixed)
+        }
+        try store(["z=2; Domain=strata.test"], from: "https://api.strata.test/", in: mixed)
+        #expect(try sent(to: "https://api.strata.test/", by: mixed) == "z=2; y=1; x=1; w=1")
+    }
+
     // MARK: - What a field does (§5.3)
 
     @Test func aCookieWithoutDomainIsForItsHostAlone() throws {
