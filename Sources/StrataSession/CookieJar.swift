@@ -57,9 +57,9 @@ public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage`
     /// The `Cookie` field `request` goes with, if it changes: the request's own field, then the
     /// stored cookies for its target URI (RFC 6265 §5.4) — those whose domain and path it is
     /// within, unexpired, `Secure` ones only over `https`, longer paths first, and of equal paths
-    /// the one the jar stored first first; `nil` when there are none to add. The target URI is the URL, with the host a `Host` field of the request's
-    /// own names (as curl matches cookies): virtual hosts behind one address keep theirs apart,
-    /// and a field that names no host gets none.
+    /// the one the jar stored first first; `nil` when there are none to add. The target URI is the
+    /// URL, with the host a `Host` field of the request's own names (as curl matches cookies):
+    /// virtual hosts behind one address keep theirs apart, and a field that names no host gets none.
     public func field(for request: URLRequest) -> String? {
         guard request.httpShouldHandleCookies, let url = request.targetURL, let cookies = storage.cookies(for: url),
             !cookies.isEmpty
