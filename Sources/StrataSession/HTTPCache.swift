@@ -28,8 +28,11 @@ import StrataCore
 ///   (``Transport/cookieJar``). A private cache also keys every response by its request's
 ///   `Authorization`, as if its `Vary` named it: a response to one user's request never answers
 ///   another user signed in on the same manager, nor a request without a credential, nor the other
-///   way round. Of several that suit, the most recent by `Date` answers; the transport is not
-///   asked at all, and the answer carries an `Age` field with its current age.
+///   way round. (A credential that changes with every request — a signature, such as AWS
+///   Signature Version 4's — makes each such response a variant no later request matches: send
+///   those requests with `Cache-Control: no-store`.) Of several that suit, the most recent by
+///   `Date` answers; the transport is not asked at all, and the answer carries an `Age` field
+///   with its current age.
 ///   `Cache-Control: no-cache` in the response, or `no-cache` in the request, means revalidating
 ///   every time; a request's `max-age` and `min-fresh` are obeyed, and `only-if-cached` gets a
 ///   stored response or a `504`, never the network.
