@@ -21,7 +21,7 @@ import StrataCore
 /// in place of FoundationNetworking, which ignores `httpShouldHandleCookies`, replaces a `Cookie`
 /// field of the request's own with the stored cookies, ignores `Max-Age` and `Path`, and sends
 /// `Secure` cookies over `http`.
-public struct CookieJar: @unchecked Sendable {  // Sendable: `HTTPCookieStorage` locks each call itself.
+public struct CookieJar: @unchecked Sendable {  // Sendable: the storage locks each call itself; `created` is `Locked`.
     /// Where the cookies are kept.
     public let storage: HTTPCookieStorage
 
