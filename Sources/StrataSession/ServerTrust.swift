@@ -10,7 +10,9 @@ import StrataCore
 ///
 /// A transport asks its evaluator during the TLS handshake of every `https` request, before
 /// anything is sent; throwing refuses the server and the request fails with the error (as
-/// `NetworkError.serverTrust` above the session layer).
+/// `NetworkError.serverTrust` above the session layer). It may take its time (a revocation check):
+/// the request waits for it, within its deadline. ``URLSessionTransport`` asks on its session's
+/// delegate queue; the `AsyncHTTPClientTransport` on a queue of its own, never on an event loop.
 ///
 /// **Platforms.** ``URLSessionTransport`` asks the evaluator on Apple platforms, where `URLSession`
 /// exposes the chain. On Linux, FoundationNetworking exposes no server trust at all: a

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOPosix
 import NIOSSL
 import Strata
 import StrataAsyncHTTPClient
@@ -44,23 +46,29 @@ import Testing
         let server = try await TestServer.start(tls: try TestServer.tlsConfiguration(rogue: rogue))
         var base = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false)
         base?.host = host ?? server.baseURL.host
+        let result = await echo(at: base?.url ?? server.baseURL, over: transport, headers: headers)
+        try await server.shutdown()
+        return result
+    }
+
+    /// Runs the echo endpoint, with `headers`, through `transport` against the server at `base`.
+    static func echo(
+        at base: URL, over transport: any Transport, timeout: TimeInterval = 10, headers: HTTPHeaders = [:]
+    ) async -> Result<EchoReply, DataTransferError> {
         let transfer = DefaultDataTransferService(
             networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: base?.url ?? server.baseURL, timeoutInterval: 10),
+                configuration: NetworkConfiguration(baseURL: base, timeoutInterval: timeout),
                 sessionManager: SessionManager(transport: transport)
             ),
             completionQueue: .global()
         )
-        let result: Result<EchoReply, DataTransferError>
         do {
-            result = .success(
+            return .success(
                 try await transfer.request(
                     Endpoint<EchoReply>(path: "echo", headerParameters: headers, queryParameters: ["q": "tls"])))
         } catch {
-            result = .failure(error)
+            return .failure(error)
         }
-        try await server.shutdown()
-        return result
     }
 
     @Test func overAsyncHTTPClientCustomRootsLetAPrivateAuthorityThrough() async throws {
@@ -233,6 +241,64 @@ import Testing
         try await transport.shutdown()
     }
 
+    /// An evaluator that takes its time — a revocation check over the network, a lock held
+    /// elsewhere — holds up its own connection alone: it runs off the event loop, and the client's
+    /// other requests on that loop (here its only one) go on meanwhile.
+    @Test func overAsyncHTTPClientAnEvaluatorThatWaitsHoldsUpNoOtherRequest() async throws {
+        let evaluator = WaitingEvaluator()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let transport = AsyncHTTPClientTransport(
+            configuration: try Self.trustingTestAuthority(), serverTrust: evaluator, eventLoopGroup: group)
+        let plain = try await TestServer.start()
+        async let secured = Self.echo(over: transport)
+        #expect(await evaluator.entered(within: 10))
+        let started = ContinuousClock.now
+        let reply = try await Self.echo(at: plain.baseURL, over: transport).get()
+        let plainTook = ContinuousClock.now - started
+        evaluator.release()
+        #expect(reply.queryValue("q") == "tls")
+        #expect(plainTook < .seconds(2), "the plain request waited \(plainTook) for the evaluator")
+        #expect(try await secured.get().queryValue("q") == "tls")
+        try await plain.shutdown()
+        try await transport.shutdown()
+        try await group.shutdownGracefully()
+    }
+
+    /// A request whose deadline fires while the evaluator is still deciding fails at its deadline,
+    /// and the verdict that comes after, for a connection that is gone, changes nothing.
+    @Test(arguments: [false, true])
+    func overAsyncHTTPClientADeadlineFiresWhileTheEvaluatorDecides(trusting: Bool) async throws {
+        let evaluator = WaitingEvaluator(refusing: !trusting)
+        let transport = AsyncHTTPClientTransport(
+            configuration: try Self.trustingTestAuthority(), serverTrust: evaluator)
+        let server = try await TestServer.start(tls: try TestServer.tlsConfiguration(rogue: false))
+        let started = ContinuousClock.now
+        async let late = Self.echo(at: server.baseURL, over: transport, timeout: 0.5)
+        #expect(await evaluator.entered(within: 10))
+        let result = await late
+        let took = ContinuousClock.now - started
+        evaluator.release()
+        guard case .failure(.networkFailure(.timedOut)) = result else {
+            Issue.record("expected the deadline, got \(result)")
+            return
+        }
+        #expect(took < .seconds(3))
+        // The verdict has come; the transport sends on, on a new connection (whose evaluator no
+        // longer waits).
+        try await Task.sleep(for: .milliseconds(200))
+        let next = await Self.echo(at: server.baseURL, over: transport)
+        if trusting {
+            #expect(try next.get().queryValue("q") == "tls")
+        } else {
+            guard case .failure(.networkFailure(.serverTrust)) = next else {
+                Issue.record("expected the evaluator's refusal, got \(next)")
+                return
+            }
+        }
+        try await server.shutdown()
+        try await transport.shutdown()
+    }
+
     /// A certificate for other names fails host name verification, before any evaluator is asked:
     /// the server's certificate names `127.0.0.1` and `localhost`, and the request goes to
     /// `api.strata.test`, resolved to the loopback server by the client's DNS override. NIOSSL alone
@@ -303,5 +369,36 @@ private final class RecordingEvaluator: ServerTrustEvaluator, @unchecked Sendabl
     func evaluate(_ chain: ServerTrustChain) throws(ServerTrustError) {
         lock.withLock { shown.append(chain) }
         try pinning.evaluate(chain)
+    }
+}
+
+/// Blocks in `evaluate` until released (at most 10 s), then trusts or refuses.
+private final class WaitingEvaluator: ServerTrustEvaluator, Sendable {
+    private let refusing: Bool
+    private let arrived = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    init(refusing: Bool = false) {
+        self.refusing = refusing
+    }
+
+    func evaluate(_ chain: ServerTrustChain) throws(ServerTrustError) {
+        arrived.signal()
+        _ = released.wait(timeout: .now() + 10)
+        if refusing { throw .refused(host: chain.host, reason: "refused after a wait") }
+    }
+
+    /// Whether `evaluate` was called within `seconds` (waited for off the caller's task).
+    func entered(within seconds: Int) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue(label: "WaitingEvaluator").async { [arrived] in
+                continuation.resume(returning: arrived.wait(timeout: .now() + .seconds(seconds)) == .success)
+            }
+        }
+    }
+
+    /// Lets every waiting and later `evaluate` return.
+    func release() {
+        for _ in 0..<16 { released.signal() }
     }
 }

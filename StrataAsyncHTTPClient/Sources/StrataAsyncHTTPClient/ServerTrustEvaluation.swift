@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -18,8 +19,10 @@ extension HTTPClient.Configuration {
     /// evaluator can pin per host name. AsyncHTTPClient tells a connection's initializer nothing of
     /// its host, so the evaluation runs as the connection's first request head goes out (once for an
     /// HTTP/1 connection, whose requests all go to one host; once per stream over HTTP/2), and a
-    /// refusal fails that request with the evaluator's error and closes the connection. Connection
-    /// establishment is not retried (`retryConnectionEstablishment`), so that a refusal is reported
+    /// refusal fails that request with the evaluator's error and closes the connection. The evaluator
+    /// runs on a queue of its own, never on an event loop: one that takes its time holds up the
+    /// connection it decides about, not the loop's other connections. Connection establishment is
+    /// not retried (`retryConnectionEstablishment`), so that a refusal is reported
     /// at once rather than at the request's deadline. Debug initializers set before still run, first.
     ///
     /// It also checks the request's host against the names the certificate was issued for, as
@@ -96,6 +99,12 @@ extension HTTPClient.Configuration {
 /// Holds back a TLS connection's first request head until the server's certificate has passed the
 /// checks for the request's host (its `Host` field, without the port): issued for that host, and
 /// accepted by the evaluator. A refusal fails the request with its error and closes the connection.
+///
+/// The evaluator runs on a queue of its own, not on the event loop: an evaluator that takes its
+/// time (a revocation check, a lock held elsewhere) holds up this connection's writes, which wait
+/// here for its verdict, and nothing else of the loop's — other connections, a server sharing the
+/// loops. A connection closed meanwhile (a deadline) fails what waited, and the late verdict finds
+/// nothing to do.
 final class ServerTrustGate: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
@@ -108,37 +117,39 @@ final class ServerTrustGate: ChannelOutboundHandler, RemovableChannelHandler {
         var evaluator: (any ServerTrustEvaluator)?
     }
 
+    /// The writes held back while the evaluator decides, and whether a flush came among them.
+    private struct Held {
+        var writes: [(data: NIOAny, promise: EventLoopPromise<Void>?)]
+        var flushes = false
+    }
+
     private let checks: Checks
     private let certificate: NIOSSLCertificate?
     /// The verdict for the host of the requests on this channel, once given.
     private var verdict: (host: String, refusal: ServerTrustError?)?
+    /// Set while the evaluator decides.
+    private var held: Held?
 
     init(checks: Checks, certificate: NIOSSLCertificate?) {
         self.checks = checks
         self.certificate = certificate
     }
 
-    /// Throws unless the certificate passes the checks for `host`.
-    private func check(_ host: String) throws(ServerTrustError) {
-        if checks.verifiesHostNames, let certificate {
-            try ServerIdentity(certificate).verify(host)
-        }
-        guard let evaluator = checks.evaluator else { return }
-        let der: [Data]
-        do {
-            der = try certificate.map { [Data(try $0.toDERBytes())] } ?? []
-        } catch {
-            throw .refused(host: host, reason: "its certificate could not be read (\(error))")
-        }
-        try evaluator.evaluate(ServerTrustChain(host: host, certificates: der))
-    }
-
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if held != nil {
+            held?.writes.append((data, promise))
+            return
+        }
         if case .head(let head) = unwrapOutboundIn(data) {
             let host = Self.host(ofField: head.headers.first(name: "Host") ?? "")
             if verdict?.host != host {
                 do {
-                    try check(host)
+                    try verifyHostName(host)
+                    if let evaluator = checks.evaluator {
+                        held = Held(writes: [(data, promise)])
+                        evaluate(host, with: evaluator, context: context)
+                        return
+                    }
                     verdict = (host, nil)
                 } catch {
                     verdict = (host, error)
@@ -149,6 +160,75 @@ final class ServerTrustGate: ChannelOutboundHandler, RemovableChannelHandler {
         promise?.fail(refusal)
         context.fireErrorCaught(refusal)
         context.close(promise: nil)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        guard held == nil else {
+            held?.flushes = true
+            return
+        }
+        context.flush()
+    }
+
+    /// The channel is closing (a cancelled request, a deadline): what waited for a verdict fails,
+    /// and nothing is written once the verdict comes.
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if mode != .input { failHeldWrites() }
+        context.close(mode: mode, promise: promise)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failHeldWrites()
+    }
+
+    private func failHeldWrites() {
+        guard let writes = held?.writes else { return }
+        held = nil
+        for write in writes { write.promise?.fail(ChannelError.ioOnClosedChannel) }
+    }
+
+    /// Throws unless the certificate was issued for `host`, when host names are checked.
+    private func verifyHostName(_ host: String) throws(ServerTrustError) {
+        guard checks.verifiesHostNames, let certificate else { return }
+        try ServerIdentity(certificate).verify(host)
+    }
+
+    /// Asks `evaluator` about `host` on a queue of its own, then, on the channel's loop, writes what
+    /// waited — or fails it, if refused.
+    private func evaluate(_ host: String, with evaluator: any ServerTrustEvaluator, context: ChannelHandlerContext) {
+        let der: [Data]
+        do {
+            der = try certificate.map { [Data(try $0.toDERBytes())] } ?? []
+        } catch {
+            return decide(
+                host, refusal: .refused(host: host, reason: "its certificate could not be read (\(error))"),
+                context: context)
+        }
+        let loop = context.eventLoop
+        let gate = NIOLoopBound((self, context), eventLoop: loop)
+        DispatchQueue(label: "Strata.AsyncHTTPClientTransport.serverTrust").async {
+            let refusal: ServerTrustError?
+            do throws(ServerTrustError) {
+                try evaluator.evaluate(ServerTrustChain(host: host, certificates: der))
+                refusal = nil
+            } catch {
+                refusal = error
+            }
+            loop.execute {
+                let (waiting, context) = gate.value
+                waiting.decide(host, refusal: refusal, context: context)
+            }
+        }
+    }
+
+    /// Takes the verdict for `host` and sends on, through ``write(context:data:promise:)``, what
+    /// waited for it; nothing when the channel went meanwhile.
+    private func decide(_ host: String, refusal: ServerTrustError?, context: ChannelHandlerContext) {
+        guard let waited = held else { return }
+        held = nil
+        verdict = (host, refusal)
+        for write in waited.writes { self.write(context: context, data: write.data, promise: write.promise) }
+        if waited.flushes { flush(context: context) }
     }
 
     /// The host of a `Host` field: without its port, and an IPv6 address without its brackets.
