@@ -132,6 +132,35 @@ import Testing
         try await server.shutdown()
     }
 
+    /// A server that serves a set number of streams on each connection (nginx's
+    /// `keepalive_requests`) sends `GOAWAY` naming the last stream it processes; the streams the
+    /// client opened past it were not processed (RFC 9113 §6.8), and SwiftNIO closes them with
+    /// `CANCEL`. Over HTTP/2 (opted into), such a request goes out again on a new connection if it
+    /// may be sent twice — no body, an idempotent method — as a request on a connection that closed
+    /// before answering does over HTTP/1.1. Before, three of the eight failed `.transport`.
+    @Test func overAsyncHTTPClientHTTP2GETsPastAGOAWAYAreSentAgainOnANewConnection() async throws {
+        let server = try await GoAwayHTTP2Server.start(streamsPerConnection: 5)
+        var configuration = try Self.trustingTestAuthority()
+        configuration.httpVersion = .automatic
+        let transport = AsyncHTTPClientTransport(configuration: configuration)
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+            sessionManager: SessionManager(transport: transport))
+        let results = await withTaskGroup(of: Result<NetworkResponse, NetworkError>.self) { group in
+            for index in 0..<8 {
+                group.addTask { await timed(Endpoint<Data>(path: "items/\(index)"), through: service).result }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results {
+            #expect((try? result.get().body) == Data("ok".utf8), "\(result)")
+        }
+        #expect(server.answered == 8)
+        #expect(server.connections == 2)
+        try await transport.shutdown()
+        try await server.shutdown()
+    }
+
     @Test func overAsyncHTTPClientTheSystemRootsRefuseAPrivateAuthority() async throws {
         let transport = AsyncHTTPClientTransport()
         let result = try await Self.echo(over: transport)

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 import StrataCore
@@ -406,8 +407,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// Sends the request again on a new connection, once, if its connection closed before a byte
     /// of the answer came and the request may be sent twice: the connection was most likely one
     /// the pool kept open and the server closed as the request went out (a keep-alive timeout),
-    /// which `URLSession` retries unasked too. Only a request without a body whose method is
-    /// idempotent (RFC 9110, 9.2.2) is sent again; the pipeline's deadline still bounds both.
+    /// which `URLSession` retries unasked too. Over HTTP/2 the same holds for a stream closed
+    /// unanswered with `CANCEL` or `REFUSED_STREAM`: SwiftNIO closes with `CANCEL` each stream
+    /// past the last one a `GOAWAY` names, which the server did not process (RFC 9113 §6.8;
+    /// nginx sends one after `keepalive_requests` streams, with more under way). Only a request
+    /// without a body whose method is idempotent (RFC 9110, 9.2.2) is sent again; the pipeline's
+    /// deadline still bounds both.
     /// - Returns: Whether the request went out again, and so the relay stays open.
     private func resendsAfter(_ error: any Error) -> Bool {
         guard let resend, Self.isConnectionClosedUnanswered(error) else { return false }
@@ -424,9 +429,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         return true
     }
 
-    /// Whether `error` says the connection closed, or was reset, with nothing of the answer read.
+    /// Whether `error` says the connection closed, or was reset, or the HTTP/2 stream was closed
+    /// as one the server did not process, with nothing of the answer read.
     private static func isConnectionClosedUnanswered(_ error: any Error) -> Bool {
         switch error {
+        case let error as NIOHTTP2Errors.StreamClosed:
+            return error.errorCode == .cancel || error.errorCode == .refusedStream
         case let error as HTTPClientError: return error == .remoteConnectionClosed
         case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
         case let error as ChannelError: return error == .ioOnClosedChannel || error == .eof
