@@ -293,6 +293,27 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// A transport shut down, and its event loops with it, while the evaluator decides: the request
+    /// fails, the shutdown completes, and the verdict that comes after finds no loop to go to.
+    @Test func overAsyncHTTPClientATransportShutDownWhileTheEvaluatorDecides() async throws {
+        let evaluator = WaitingEvaluator()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let transport = AsyncHTTPClientTransport(
+            configuration: try Self.trustingTestAuthority(), serverTrust: evaluator, eventLoopGroup: group)
+        let server = try await TestServer.start(tls: try TestServer.tlsConfiguration(rogue: false))
+        async let result = Self.echo(at: server.baseURL, over: transport)
+        #expect(await evaluator.entered(within: 10))
+        try await transport.shutdown()
+        try await group.shutdownGracefully()
+        evaluator.release()
+        guard case .failure(.networkFailure) = await result else {
+            Issue.record("expected the request to fail, got \(await result)")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        try await server.shutdown()
+    }
+
     /// A request whose deadline fires while the evaluator is still deciding fails at its deadline,
     /// and the verdict that comes after, for a connection that is gone, changes nothing.
     @Test(arguments: [false, true])

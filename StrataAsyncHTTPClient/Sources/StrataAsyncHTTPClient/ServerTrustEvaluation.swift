@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Dispatch
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -129,6 +130,9 @@ final class ServerTrustGate: ChannelOutboundHandler, RemovableChannelHandler {
     private var verdict: (host: String, refusal: ServerTrustError?)?
     /// Set while the evaluator decides.
     private var held: Held?
+    /// Whether the gate is still in its channel's pipeline: a verdict that comes after the channel
+    /// went is not taken to its event loop, which may have been shut down since.
+    private let inPipeline = NIOLockedValueBox(true)
 
     init(checks: Checks, certificate: NIOSSLCertificate?) {
         self.checks = checks
@@ -178,6 +182,7 @@ final class ServerTrustGate: ChannelOutboundHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        inPipeline.withLockedValue { $0 = false }
         failHeldWrites()
     }
 
@@ -206,7 +211,7 @@ final class ServerTrustGate: ChannelOutboundHandler, RemovableChannelHandler {
         }
         let loop = context.eventLoop
         let gate = NIOLoopBound((self, context), eventLoop: loop)
-        DispatchQueue(label: "Strata.AsyncHTTPClientTransport.serverTrust").async {
+        DispatchQueue(label: "Strata.AsyncHTTPClientTransport.serverTrust").async { [inPipeline] in
             let refusal: ServerTrustError?
             do throws(ServerTrustError) {
                 try evaluator.evaluate(ServerTrustChain(host: host, certificates: der))
@@ -214,6 +219,7 @@ final class ServerTrustGate: ChannelOutboundHandler, RemovableChannelHandler {
             } catch {
                 refusal = error
             }
+            guard inPipeline.withLockedValue({ $0 }) else { return }
             loop.execute {
                 let (waiting, context) = gate.value
                 waiting.decide(host, refusal: refusal, context: context)
