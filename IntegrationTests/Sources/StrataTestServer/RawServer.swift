@@ -142,6 +142,18 @@ public final class RawConnection: @unchecked Sendable {  // the lock guards the 
         return String(decoding: head, as: UTF8.self)
     }
 
+    /// Reads exactly `count` bytes; `nil` if the peer closed first.
+    public func read(_ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let read = bytes[filled...].withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard read > 0 else { return nil }
+            filled += read
+        }
+        return bytes
+    }
+
     /// Reads `count` bytes (a body whose length the head gave) and drops them; `false` if the
     /// peer closed first.
     @discardableResult

@@ -177,9 +177,14 @@ import Testing
     /// `.secureConnectionFailed` over both transports, as Apple's `URLSession` says: it was
     /// `.serverCertificateUntrusted` over AsyncHTTPClient, which sent the caller looking at
     /// certificates, and `.unknown` over URLSession.
+    ///
+    /// The server reads the client's hello first: a socket closed with bytes unread sends a reset,
+    /// which is `.networkConnectionLost` (see
+    /// ``aResetDuringTheHandshakeIsAConnectionLostOverBothTransports()``).
     @Test(arguments: ["plain HTTP", "a close"])
     func aHandshakeThatFailsForAnotherReasonThanTheCertificateIsASecureConnectionFailure(answer: String) async throws {
         let server = try RawServer { connection in
+            Self.readTLSRecord(from: connection)
             if answer == "plain HTTP" {
                 _ = connection.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             }
@@ -198,6 +203,35 @@ import Testing
         }
         #expect(error.code == .secureConnectionFailed, "\(error)")
         #expect(outcome.calls == 1)
+    }
+
+    /// A server that resets the connection during the handshake: `.networkConnectionLost` over both
+    /// transports, as a reset after the request went out is (libcurl words the two alike: "Recv
+    /// failure: Connection reset by peer"), and which a retrier retries.
+    @Test func aResetDuringTheHandshakeIsAConnectionLostOverBothTransports() async throws {
+        let server = try RawServer { connection in
+            Self.readTLSRecord(from: connection)
+            connection.reset()
+        }
+        defer { server.shutdown() }
+        let port = try #require(server.baseURL.port)
+        let base = try #require(URL(string: "https://127.0.0.1:\(port)"))
+        let network = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: base, timeoutInterval: 5),
+            sessionManager: SessionManager.underTest())
+        let outcome = await timed(Endpoint<Void>(path: "items"), through: network)
+        guard case .failure(.transport(let error)) = outcome.result else {
+            Issue.record("expected a TLS failure, got \(outcome.result)")
+            return
+        }
+        #expect(error.code == .networkConnectionLost, "\(error)")
+        #expect(outcome.calls == 1)
+    }
+
+    /// Reads one TLS record (the client's hello) from `connection`, so that closing it sends no reset.
+    static func readTLSRecord(from connection: RawConnection) {
+        guard let header = connection.read(5) else { return }
+        connection.discard(Int(header[3]) << 8 | Int(header[4]))
     }
 
     @Test func overAsyncHTTPClientAPinnedCertificateIsTrustedAndTheEvaluatorSeesIt() async throws {
