@@ -102,18 +102,25 @@ import Testing
         try await server.shutdown()
     }
 
+    /// A network service on `base` over a transport that speaks HTTP/2 where the server offers it,
+    /// trusting the test authority.
+    static func overHTTP2(to base: URL) throws -> (AsyncHTTPClientTransport, DefaultNetworkService) {
+        var configuration = try trustingTestAuthority()
+        configuration.httpVersion = .automatic
+        let transport = AsyncHTTPClientTransport(configuration: configuration)
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: base, timeoutInterval: 10),
+            sessionManager: SessionManager(transport: transport))
+        return (transport, service)
+    }
+
     /// Over HTTP/2 too (which a configuration may turn on), a response whose status is below 100 —
     /// which AsyncHTTPClient 1.37 takes for an interim one and traps on at its end — fails as an
     /// unreadable response; a stream with a valid status on the same connection still succeeds.
     @Test(arguments: ["000", "099", "042"])
     func overAsyncHTTPClientAnHTTP2StatusBelow100FailsAndTrapsNothing(status: String) async throws {
         let server = try await EarlyAnswerHTTP2Server.start()
-        var configuration = try Self.trustingTestAuthority()
-        configuration.httpVersion = .automatic
-        let transport = AsyncHTTPClientTransport(configuration: configuration)
-        let service = DefaultNetworkService(
-            configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
-            sessionManager: SessionManager(transport: transport))
+        let (transport, service) = try Self.overHTTP2(to: server.baseURL)
         for path in ["status/\(status)", "answer", "status/\(status)", "answer"] {
             do {
                 let response = try await service.request(endpoint: Endpoint<Data>(path: path))
@@ -140,12 +147,7 @@ import Testing
     /// before answering does over HTTP/1.1. Before, three of the eight failed `.transport`.
     @Test func overAsyncHTTPClientHTTP2GETsPastAGOAWAYAreSentAgainOnANewConnection() async throws {
         let server = try await GoAwayHTTP2Server.start(streamsPerConnection: 5)
-        var configuration = try Self.trustingTestAuthority()
-        configuration.httpVersion = .automatic
-        let transport = AsyncHTTPClientTransport(configuration: configuration)
-        let service = DefaultNetworkService(
-            configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
-            sessionManager: SessionManager(transport: transport))
+        let (transport, service) = try Self.overHTTP2(to: server.baseURL)
         let results = await withTaskGroup(of: Result<NetworkResponse, NetworkError>.self) { group in
             for index in 0..<8 {
                 group.addTask { await timed(Endpoint<Data>(path: "items/\(index)"), through: service).result }
@@ -183,35 +185,33 @@ import Testing
     /// ``aResetDuringTheHandshakeIsAConnectionLostOverBothTransports()``).
     @Test(arguments: ["plain HTTP", "a close"])
     func aHandshakeThatFailsForAnotherReasonThanTheCertificateIsASecureConnectionFailure(answer: String) async throws {
-        let server = try RawServer { connection in
-            Self.readTLSRecord(from: connection)
+        let code = try await Self.handshakeFailure { connection in
             if answer == "plain HTTP" {
                 _ = connection.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             }
             connection.close()
         }
-        defer { server.shutdown() }
-        let port = try #require(server.baseURL.port)
-        let base = try #require(URL(string: "https://127.0.0.1:\(port)"))
-        let network = DefaultNetworkService(
-            configuration: NetworkConfiguration(baseURL: base, timeoutInterval: 5),
-            sessionManager: SessionManager.underTest())
-        let outcome = await timed(Endpoint<Void>(path: "items"), through: network)
-        guard case .failure(.transport(let error)) = outcome.result else {
-            Issue.record("expected a TLS failure, got \(outcome.result)")
-            return
-        }
-        #expect(error.code == .secureConnectionFailed, "\(error)")
-        #expect(outcome.calls == 1)
+        #expect(code == .secureConnectionFailed)
     }
 
     /// A server that resets the connection during the handshake: `.networkConnectionLost` over both
     /// transports, as a reset after the request went out is (libcurl words the two alike: "Recv
     /// failure: Connection reset by peer"), and which a retrier retries.
     @Test func aResetDuringTheHandshakeIsAConnectionLostOverBothTransports() async throws {
+        #expect(try await Self.handshakeFailure { $0.reset() } == .networkConnectionLost)
+    }
+
+    /// The code of the `.transport` error that one request to an `https` URL of a server ends
+    /// with, which reads the client's hello (so that a close sends no reset for bytes unread) and
+    /// then does as `answer` says; `nil`, and an issue recorded, for any other outcome.
+    static func handshakeFailure(
+        answer: @escaping @Sendable (RawConnection) -> Void
+    ) async throws -> URLError.Code? {
         let server = try RawServer { connection in
-            Self.readTLSRecord(from: connection)
-            connection.reset()
+            if let header = connection.read(5) {
+                connection.discard(Int(header[3]) << 8 | Int(header[4]))
+            }
+            answer(connection)
         }
         defer { server.shutdown() }
         let port = try #require(server.baseURL.port)
@@ -220,18 +220,11 @@ import Testing
             configuration: NetworkConfiguration(baseURL: base, timeoutInterval: 5),
             sessionManager: SessionManager.underTest())
         let outcome = await timed(Endpoint<Void>(path: "items"), through: network)
-        guard case .failure(.transport(let error)) = outcome.result else {
-            Issue.record("expected a TLS failure, got \(outcome.result)")
-            return
+        guard case .failure(.transport(let error)) = outcome.result, outcome.calls == 1 else {
+            Issue.record("expected one TLS failure, got \(outcome.result), \(outcome.calls) completions")
+            return nil
         }
-        #expect(error.code == .networkConnectionLost, "\(error)")
-        #expect(outcome.calls == 1)
-    }
-
-    /// Reads one TLS record (the client's hello) from `connection`, so that closing it sends no reset.
-    static func readTLSRecord(from connection: RawConnection) {
-        guard let header = connection.read(5) else { return }
-        connection.discard(Int(header[3]) << 8 | Int(header[4]))
+        return error.code
     }
 
     @Test func overAsyncHTTPClientAPinnedCertificateIsTrustedAndTheEvaluatorSeesIt() async throws {
@@ -304,14 +297,23 @@ import Testing
         try await transport.shutdown()
     }
 
+    /// A transport trusting the test authority, asking `evaluator`, over an event loop group of
+    /// one thread (shut it down after the transport).
+    static func overOneEventLoop(
+        asking evaluator: any ServerTrustEvaluator
+    ) throws -> (AsyncHTTPClientTransport, MultiThreadedEventLoopGroup) {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let transport = AsyncHTTPClientTransport(
+            configuration: try trustingTestAuthority(), serverTrust: evaluator, eventLoopGroup: group)
+        return (transport, group)
+    }
+
     /// An evaluator that takes its time — a revocation check over the network, a lock held
     /// elsewhere — holds up its own connection alone: it runs off the event loop, and the client's
     /// other requests on that loop (here its only one) go on meanwhile.
     @Test func overAsyncHTTPClientAnEvaluatorThatWaitsHoldsUpNoOtherRequest() async throws {
         let evaluator = WaitingEvaluator()
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let transport = AsyncHTTPClientTransport(
-            configuration: try Self.trustingTestAuthority(), serverTrust: evaluator, eventLoopGroup: group)
+        let (transport, group) = try Self.overOneEventLoop(asking: evaluator)
         let plain = try await TestServer.start()
         async let secured = Self.echo(over: transport)
         #expect(await evaluator.entered(within: 10))
@@ -331,9 +333,7 @@ import Testing
     /// fails, the shutdown completes, and the verdict that comes after finds no loop to go to.
     @Test func overAsyncHTTPClientATransportShutDownWhileTheEvaluatorDecides() async throws {
         let evaluator = WaitingEvaluator()
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let transport = AsyncHTTPClientTransport(
-            configuration: try Self.trustingTestAuthority(), serverTrust: evaluator, eventLoopGroup: group)
+        let (transport, group) = try Self.overOneEventLoop(asking: evaluator)
         let server = try await TestServer.start(tls: try TestServer.tlsConfiguration(rogue: false))
         async let result = Self.echo(at: server.baseURL, over: transport)
         #expect(await evaluator.entered(within: 10))
