@@ -249,6 +249,14 @@ public final class AsyncHTTPClientTransport: Transport {
     /// system gives up an unanswered connection attempt within minutes anyway.
     public static let longestConnectWait: TimeAmount = .hours(24 * 365)
 
+    /// How many times at most a request goes out again after an HTTP/2 connection left it
+    /// unprocessed: its stream closed with `REFUSED_STREAM`, or with `CANCEL` past the last stream
+    /// a `GOAWAY` names (RFC 9113 §6.8), with nothing of the answer read. Only a request that may be
+    /// sent twice — no body, an idempotent method — goes again, each time on whatever connection
+    /// the pool has next, within the request's deadline; as Go's HTTP/2 client, six times. A
+    /// connection that closes before answering, over HTTP/1.1, has its request sent again once.
+    public static let mostUnprocessedResends = 6
+
     /// Shuts the client down, if the transport created it, and waits until it is; attempts sent
     /// after fail with `URLError(.cancelled)`. A client passed in is left alone.
     public func shutdown() async throws {

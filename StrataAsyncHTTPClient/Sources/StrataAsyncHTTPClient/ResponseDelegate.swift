@@ -55,8 +55,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var small = Data()
         var task: HTTPClient.Task<Void>?
         var cancelled = false
-        /// Whether the request has been sent again on a new connection (see ``resend``).
-        var resent = false
+        /// How many times the request has been sent again (see ``resend``).
+        var resends = 0
         /// Why a successful response's body, in a content coding nobody asked for and nobody
         /// decodes (see ``Decoding``), cannot be read; its first byte fails the exchange.
         var undecodable: String?
@@ -145,7 +145,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     /// The delegate of the request sent again after `first`'s connection closed: the same relay
-    /// and state, so that the consumer and a cancellation reach whichever is under way.
+    /// and state, so that the consumer and a cancellation reach whichever is under way, and the
+    /// resends counted in it bound the next.
     private init(resending first: ResponseDelegate) {
         url = first.url
         method = first.method
@@ -154,7 +155,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         state = first.state
         relay = first.relay
         transport = first.transport
-        resend = nil
+        resend = first.resend
         cookies = first.cookies
         decoding = first.decoding
     }
@@ -410,15 +411,17 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// which `URLSession` retries unasked too. Over HTTP/2 the same holds for a stream closed
     /// unanswered with `CANCEL` or `REFUSED_STREAM`: SwiftNIO closes with `CANCEL` each stream
     /// past the last one a `GOAWAY` names, which the server did not process (RFC 9113 §6.8;
-    /// nginx sends one after `keepalive_requests` streams, with more under way). Only a request
-    /// without a body whose method is idempotent (RFC 9110, 9.2.2) is sent again; the pipeline's
-    /// deadline still bounds both.
+    /// nginx sends one after `keepalive_requests` streams, with more under way). Such a request
+    /// goes again each time its new connection leaves it unprocessed too, up to
+    /// ``AsyncHTTPClientTransport/mostUnprocessedResends`` times. Only a request without a body
+    /// whose method is idempotent (RFC 9110, 9.2.2) is sent again; the pipeline's deadline still
+    /// bounds every attempt together.
     /// - Returns: Whether the request went out again, and so the relay stays open.
     private func resendsAfter(_ error: any Error) -> Bool {
-        guard let resend, Self.isConnectionClosedUnanswered(error) else { return false }
+        guard let resend, let most = Self.mostResends(after: error) else { return false }
         let resends = state.withLockedValue { state -> Bool in
-            guard !state.cancelled, !state.resent, state.head == nil, state.received == 0 else { return false }
-            state.resent = true
+            guard !state.cancelled, state.resends < most, state.head == nil, state.received == 0 else { return false }
+            state.resends += 1
             state.visits = 0
             state.task = nil
             return true
@@ -429,16 +432,18 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         return true
     }
 
-    /// Whether `error` says the connection closed, or was reset, or the HTTP/2 stream was closed
-    /// as one the server did not process, with nothing of the answer read.
-    private static func isConnectionClosedUnanswered(_ error: any Error) -> Bool {
+    /// How many times at most a request goes out again after `error`, which says the connection
+    /// closed, or was reset, or the HTTP/2 stream was closed as one the server did not process,
+    /// with nothing of the answer read; `nil` for any other error.
+    private static func mostResends(after error: any Error) -> Int? {
         switch error {
         case let error as NIOHTTP2Errors.StreamClosed:
             return error.errorCode == .cancel || error.errorCode == .refusedStream
-        case let error as HTTPClientError: return error == .remoteConnectionClosed
-        case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
-        case let error as ChannelError: return error == .ioOnClosedChannel || error == .eof
-        default: return false
+                ? AsyncHTTPClientTransport.mostUnprocessedResends : nil
+        case let error as HTTPClientError: return error == .remoteConnectionClosed ? 1 : nil
+        case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE ? 1 : nil
+        case let error as ChannelError: return error == .ioOnClosedChannel || error == .eof ? 1 : nil
+        default: return nil
         }
     }
 
