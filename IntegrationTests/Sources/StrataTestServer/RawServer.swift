@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -26,9 +27,42 @@ public final class RawServer: Sendable {
     private let listener: Int32
     private let accepted = NIOLockedValueBox(0)
     private let stopped = NIOLockedValueBox(false)
+    private let gate: DispatchSemaphore?
+    /// The connection of its own that holds the accept queue of an ``unreachable(script:)`` server.
+    private let filler = NIOLockedValueBox<Int32?>(nil)
 
     /// Starts listening on a port the system chooses and accepts connections until ``shutdown()``.
-    public init(script: @escaping @Sendable (RawConnection) -> Void) throws {
+    public convenience init(script: @escaping @Sendable (RawConnection) -> Void) throws {
+        try self.init(backlog: 128, acceptsAtOnce: true, script: script)
+    }
+
+    /// A server on a host that does not answer, until ``startAccepting()``: its accept queue is
+    /// full, held by a connection of its own, and nothing is accepted, so the system drops each
+    /// `SYN` that comes, and a client's connection attempt waits, sending it again after 1, 3, 7…
+    /// seconds, as to a host whose packets are lost.
+    public static func unreachable(script: @escaping @Sendable (RawConnection) -> Void) throws -> RawServer {
+        let server = try RawServer(backlog: 0, acceptsAtOnce: false, script: script)
+        let filler = Socket.tcp()
+        var address = Socket.loopback(port: UInt16(server.baseURL.port ?? 0))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard filler >= 0, connected == 0 else {
+            if filler >= 0 { Socket.close(filler) }
+            server.shutdown()
+            throw RawServerError.socket(errno)
+        }
+        server.filler.withLockedValue { $0 = filler }
+        return server
+    }
+
+    /// Starts listening with an accept queue of `backlog` connections; accepts connections until
+    /// ``shutdown()``, from the start or, unless `acceptsAtOnce`, from ``startAccepting()`` on.
+    private init(
+        backlog: Int32, acceptsAtOnce: Bool, script: @escaping @Sendable (RawConnection) -> Void
+    ) throws {
         let socket = Socket.tcp()
         guard socket >= 0 else { throw RawServerError.socket(errno) }
         var yes: Int32 = 1
@@ -39,7 +73,7 @@ public final class RawServer: Sendable {
                 bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard bound == 0, listen(socket, 128) == 0 else {
+        guard bound == 0, listen(socket, backlog) == 0 else {
             close(socket)
             throw RawServerError.socket(errno)
         }
@@ -54,6 +88,8 @@ public final class RawServer: Sendable {
         }
         listener = socket
         baseURL = url
+        let gate = acceptsAtOnce ? nil : DispatchSemaphore(value: 0)
+        self.gate = gate
         let counter = accepted
         let stopped = self.stopped
         // The thread owns the listener's descriptor and closes it once `shutdown()` has ended its
@@ -62,6 +98,7 @@ public final class RawServer: Sendable {
         // that server's connections for this server's script (a test saw its requests answered
         // and none of them arrive).
         let thread = Thread {
+            gate?.wait()
             while true {
                 let connection = accept(socket, nil, nil)
                 guard connection >= 0 else {
@@ -82,6 +119,16 @@ public final class RawServer: Sendable {
         thread.start()
     }
 
+    /// Starts accepting connections, for an ``unreachable(script:)`` server: the host answers.
+    public func startAccepting() {
+        let filler = filler.withLockedValue { filler in
+            defer { filler = nil }
+            return filler
+        }
+        if let filler { Socket.close(filler) }
+        gate?.signal()
+    }
+
     /// How many connections were accepted so far.
     public var connectionCount: Int {
         accepted.withLockedValue { $0 }
@@ -99,7 +146,11 @@ public final class RawServer: Sendable {
             defer { stopped = true }
             return !stopped
         }
-        if first { Socket.shutdown(listener) }
+        if first {
+            Socket.shutdown(listener)
+            // A server that never accepted lets its thread go, to find the listener shut.
+            startAccepting()
+        }
     }
 }
 

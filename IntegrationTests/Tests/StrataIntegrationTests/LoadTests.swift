@@ -1,5 +1,8 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 import Strata
+import StrataAsyncHTTPClient
 import StrataTestServer
 import StrataTestTransports
 import StrataTesting
@@ -63,6 +66,45 @@ import Testing
             #expect(throws: Never.self, "request \(index): \(result)") { try result.get() }
         }
         #expect(server.connectionCount == 1)
+    }
+
+    /// A host stops answering (its `SYN`s lost): a request times out while its connection attempt
+    /// waits. The host answers again between two of the system's `SYN`s (sent after 1, 3 and 7 s),
+    /// and a request sent then connects at once over `URLSession`. AsyncHTTPClient's pool gives it
+    /// to the attempt still under way, which ends at the client's connect timeout (4 s here; 10 s
+    /// in `strataConfiguration()`, where it was a year): the client fails the request unsent, and
+    /// the transport sends it again on a new connection, answered half a second after it was
+    /// sent. Before, it failed then; with a year, it waited for the next `SYN`, at 7 s.
+    @Test func aRequestSentAfterAnUnreachableHostCameBackConnects() async throws {
+        let server = try RawServer.unreachable { connection in
+            while connection.readHead() != nil {
+                guard connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") else { return }
+            }
+        }
+        defer { server.shutdown() }
+        let transport: any Transport
+        switch TestTransport.current {
+        case .urlSession: transport = TestTransport.current.makeTransport()
+        case .asyncHTTPClient:
+            var configuration = AsyncHTTPClientTransport.strataConfiguration()
+            configuration.timeout.connect = .seconds(4)
+            transport = AsyncHTTPClientTransport(configuration: configuration)
+        }
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: server.baseURL),
+            sessionManager: SessionManager(transport: transport))
+        let started = ContinuousClock.now
+        let during = await timed(Endpoint<Data>(path: "during", timeoutInterval: 0.5), through: service)
+        guard case .failure(.timedOut) = during.result else {
+            Issue.record("expected the request to time out while the host does not answer, got \(during.result)")
+            return
+        }
+        try await Task.sleep(until: started + .seconds(3.5))
+        server.startAccepting()
+        let after = await timed(Endpoint<Data>(path: "after", timeoutInterval: 3), through: service)
+        #expect((try? after.result.get().body) == Data("ok".utf8), "\(after.result)")
+        #expect(after.elapsed < .seconds(1.5), "answered \(after.elapsed) after it was sent")
+        if let transport = transport as? AsyncHTTPClientTransport { try await transport.shutdown() }
     }
 
     @Test func cancelsRacingRealResponsesEachCompleteExactlyOnce() async throws {

@@ -49,9 +49,11 @@ import StrataSession
 /// ends an attempt at its request's `timeoutInterval` (`URLError(.timedOut)`), and a streamed
 /// response, once accepted, at its stream deadlines. No AsyncHTTPClient deadline is set, which
 /// would end a stream that outlives its request's timeout, and cost each request a timer on the
-/// event loop, scheduled and cancelled from another thread; and ``strataConfiguration()``'s connect
-/// timeout, which also ends a request's wait for a connection of the pool, is a year, so that a
-/// request queued behind a busy pool waits until its own deadline.
+/// event loop, scheduled and cancelled from another thread. The client's connect timeout
+/// (``strataConfiguration()``'s is ``longestConnectWait``) also ends a request's wait for a
+/// connection of the pool: such a request was not sent, and goes out again, so that a request
+/// queued behind a busy pool, or behind a connection attempt to a host that stopped answering,
+/// waits until its own deadline.
 ///
 /// **A connection closed under a request.** A server may close a kept-alive connection just as
 /// the next request on it goes out (its keep-alive timeout ran out). A request that it closed
@@ -214,8 +216,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// (Strata's pipeline opens one span per request, for all its attempts), and a response with a
     /// status code below 100 failed rather than let trap the process
     /// (`HTTPClient.Configuration.refusesStatusCodesBelow100()`), and a connect timeout of
-    /// ``longestConnectWait``: the request's own deadline (the pipeline's) bounds both its wait for
-    /// a connection of the pool and the connecting, as over `URLSession`.
+    /// ``longestConnectWait``. The request's own deadline (the pipeline's) bounds its wait for a
+    /// connection, as over `URLSession`: a request the client fails for a wait longer than the
+    /// connect timeout goes out again (see ``mostUnsentResends``).
     ///
     /// HTTP/1.1 only, because AsyncHTTPClient 1.37 over HTTP/2 traps the process when a stream
     /// error (`RST_STREAM`, `GOAWAY`) arrives after the response has completed
@@ -232,8 +235,9 @@ public final class AsyncHTTPClientTransport: Transport {
         configuration.httpVersion = .http1Only
         configuration.connectionPool.retryConnectionEstablishment = false
         // The client fails a request that waits for a connection of its pool longer than the connect
-        // timeout (10 s unless set), whatever the request's own deadline: a busy pool failed requests
-        // long before it. The pipeline's deadline bounds the wait, and the connecting, instead.
+        // timeout, whatever the request's own deadline; the transport sends such a request again,
+        // so that the pipeline's deadline bounds the wait. The timeout bounds each connection
+        // attempt, which a later request may be given to wait for.
         configuration.timeout.connect = longestConnectWait
         configuration.refusesStatusCodesBelow100()
         // Strata's pipeline opens the request's span (StrataObservability's TracingMonitor), once
@@ -243,11 +247,14 @@ public final class AsyncHTTPClientTransport: Transport {
         return configuration
     }
 
-    /// The connect timeout of ``strataConfiguration()``: a year, as long as the longest timeout
-    /// `URLSessionTransport` gives its loading system. AsyncHTTPClient ends a request's wait for a
-    /// connection of its pool at this timeout, so it must outlast the request's own deadline; the
-    /// system gives up an unanswered connection attempt within minutes anyway.
-    public static let longestConnectWait: TimeAmount = .hours(24 * 365)
+    /// The connect timeout of ``strataConfiguration()``: 10 seconds, AsyncHTTPClient's own, for
+    /// the connection and its TLS handshake. The client's pool gives a request waiting for a
+    /// connection to one being made, and an attempt to a host that does not answer (its `SYN`s
+    /// lost) goes on until this timeout: at a year, as it was, a request sent after the host had
+    /// come back waited for the system to send a `SYN` again — up to a minute — while `URLSession`
+    /// connected at once. A request the client fails for this timeout, or for a wait in the pool
+    /// as long, was not sent: it goes out again (``mostUnsentResends``), within its own deadline.
+    public static let longestConnectWait: TimeAmount = .seconds(10)
 
     /// How many times at most a request goes out again after an HTTP/2 connection left it
     /// unprocessed: its stream closed with `REFUSED_STREAM`, or with `CANCEL` past the last stream
@@ -256,6 +263,14 @@ public final class AsyncHTTPClientTransport: Transport {
     /// the pool has next, within the request's deadline; as Go's HTTP/2 client, six times. A
     /// connection that closes before answering, over HTTP/1.1, has its request sent again once.
     public static let mostUnprocessedResends = 6
+
+    /// How many times at most a request goes out again after the client failed it before writing
+    /// a byte of it: it waited for a connection longer than the connect timeout
+    /// (``longestConnectWait``), or the connection it waited for was not made in time. Any request
+    /// goes again, whatever its method and body, on a new connection or the pool's next free one:
+    /// the pipeline's deadline, not the connect timeout, bounds its wait. Each goes after a connect
+    /// timeout has passed; the bound holds for a client of yours with a short one.
+    public static let mostUnsentResends = 10
 
     /// Shuts the client down, if the transport created it, and waits until it is; attempts sent
     /// after fail with `URLError(.cancelled)`. A client passed in is left alone.
@@ -288,7 +303,8 @@ public final class AsyncHTTPClientTransport: Transport {
             uploadProgress: attempt.uploadProgress,
             receiver: receiver,
             transport: self,
-            resend: request.body == nil && Self.isIdempotent(request.method) ? request : nil,
+            request: request,
+            mayResendUnanswered: request.body == nil && Self.isIdempotent(request.method),
             cookies: cookieJar.map { ($0, attempt.request) },
             decoding: namesCodings ? .byCaller : decompresses ? .byClient : .byTransport
         )

@@ -55,8 +55,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var small = Data()
         var task: HTTPClient.Task<Void>?
         var cancelled = false
-        /// How many times the request has been sent again (see ``resend``).
-        var resends = 0
+        /// How many times the request has gone out again, by why (see ``resendsAfter(_:)``).
+        var resends: [Resend: Int] = [:]
         /// Why a successful response's body, in a content coding nobody asked for and nobody
         /// decodes (see ``Decoding``), cannot be read; its first byte fails the exchange.
         var undecodable: String?
@@ -82,9 +82,11 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     private let state: NIOLockedValueBox<State>
     /// What the consumer is handed the response through; the exchange the transport returns.
     let relay: ResponseRelay
-    /// The request, if it may be sent again when its connection closes before a byte of the
-    /// answer (see ``resendsAfter(_:)``): one without a body, of a method that is idempotent.
-    private let resend: HTTPClient.Request?
+    /// The request, as the client was given it, to send again (see ``resendsAfter(_:)``).
+    private let request: HTTPClient.Request
+    /// Whether the request may be sent again once it went out and its connection closed before a
+    /// byte of the answer: it has no body, and its method is idempotent.
+    private let mayResendUnanswered: Bool
     private let transport: AsyncHTTPClientTransport
     /// Where the response's cookies are kept, and the request they answer; `nil` for none.
     private let cookies: (jar: CookieJar, request: URLRequest)?
@@ -98,7 +100,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         uploadProgress: (@Sendable (Int64, Int64) -> Void)?,
         receiver: any ResponseReceiver,
         transport: AsyncHTTPClientTransport,
-        resend: HTTPClient.Request?,
+        request: HTTPClient.Request,
+        mayResendUnanswered: Bool,
         cookies: (jar: CookieJar, request: URLRequest)?,
         decoding: Decoding
     ) {
@@ -109,7 +112,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         self.uploadLength = uploadLength
         self.uploadProgress = uploadProgress
         self.transport = transport
-        self.resend = resend
+        self.request = request
+        self.mayResendUnanswered = mayResendUnanswered
         let state = NIOLockedValueBox(State())
         self.state = state
         relay = ResponseRelay(
@@ -155,7 +159,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         state = first.state
         relay = first.relay
         transport = first.transport
-        resend = first.resend
+        request = first.request
+        mayResendUnanswered = first.mayResendUnanswered
         cookies = first.cookies
         decoding = first.decoding
     }
@@ -405,44 +410,76 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         head.hasNoBody(answering: method) || head.expectedContentLength == 0
     }
 
-    /// Sends the request again on a new connection, once, if its connection closed before a byte
-    /// of the answer came and the request may be sent twice: the connection was most likely one
-    /// the pool kept open and the server closed as the request went out (a keep-alive timeout),
-    /// which `URLSession` retries unasked too. Over HTTP/2 the same holds for a stream closed
-    /// unanswered with `CANCEL` or `REFUSED_STREAM`: SwiftNIO closes with `CANCEL` each stream
-    /// past the last one a `GOAWAY` names, which the server did not process (RFC 9113 §6.8;
-    /// nginx sends one after `keepalive_requests` streams, with more under way). Such a request
-    /// goes again each time its new connection leaves it unprocessed too, up to
-    /// ``AsyncHTTPClientTransport/mostUnprocessedResends`` times. Only a request without a body
-    /// whose method is idempotent (RFC 9110, 9.2.2) is sent again; the pipeline's deadline still
-    /// bounds every attempt together.
+    /// Why a request goes out again.
+    enum Resend: Hashable {
+        /// The client failed it before it was written: it waited for a connection of the pool
+        /// longer than the connect timeout, or the connection it waited for was not made in time.
+        case unsent
+        /// Its connection closed, or its HTTP/2 stream was closed as one the server did not
+        /// process, before a byte of the answer.
+        case unanswered
+        /// Of those, an HTTP/2 stream the server did not process.
+        case unprocessed
+    }
+
+    /// Sends the request again if the client failed it before a byte of it was written, or if its
+    /// connection closed before a byte of the answer came and the request may be sent twice.
+    ///
+    /// - A request the client failed unsent — it waited for a connection longer than the client's
+    ///   connect timeout, or the connection it waited for timed out — goes out again, whatever its
+    ///   method and body, up to ``AsyncHTTPClientTransport/mostUnsentResends`` times: the pool
+    ///   gives a waiting request to a connection already being made, which may be an attempt
+    ///   started for an earlier request to a host unreachable then (its `SYN`s unanswered) and
+    ///   reachable since, and the attempt goes on until the connect timeout; the request sent
+    ///   again gets a new one.
+    /// - A connection that closed unanswered was most likely one the pool kept open and the server
+    ///   closed as the request went out (a keep-alive timeout), which `URLSession` retries unasked
+    ///   too: the request goes out again once. Over HTTP/2 the same holds for a stream closed
+    ///   unanswered with `CANCEL` or `REFUSED_STREAM`: SwiftNIO closes with `CANCEL` each stream
+    ///   past the last one a `GOAWAY` names, which the server did not process (RFC 9113 §6.8;
+    ///   nginx sends one after `keepalive_requests` streams, with more under way). Such a request
+    ///   goes again each time its new connection leaves it unprocessed too, up to
+    ///   ``AsyncHTTPClientTransport/mostUnprocessedResends`` times. Only a request without a body
+    ///   whose method is idempotent (RFC 9110, 9.2.2) goes again after it was sent.
+    ///
+    /// The pipeline's deadline still bounds every attempt together.
     /// - Returns: Whether the request went out again, and so the relay stays open.
     private func resendsAfter(_ error: any Error) -> Bool {
-        guard let resend, let most = Self.mostResends(after: error) else { return false }
+        guard let why = Self.resend(after: error), why == .unsent || mayResendUnanswered else { return false }
+        let most =
+            switch why {
+            case .unsent: AsyncHTTPClientTransport.mostUnsentResends
+            case .unanswered: 1
+            case .unprocessed: AsyncHTTPClientTransport.mostUnprocessedResends
+            }
         let resends = state.withLockedValue { state -> Bool in
-            guard !state.cancelled, state.resends < most, state.head == nil, state.received == 0 else { return false }
-            state.resends += 1
+            guard !state.cancelled, state.resends[why, default: 0] < most, state.head == nil, state.received == 0
+            else { return false }
+            state.resends[why, default: 0] += 1
             state.visits = 0
             state.task = nil
             return true
         }
         guard resends else { return false }
         let delegate = ResponseDelegate(resending: self)
-        delegate.started(transport.client.execute(request: resend, delegate: delegate))
+        delegate.started(transport.client.execute(request: request, delegate: delegate))
         return true
     }
 
-    /// How many times at most a request goes out again after `error`, which says the connection
-    /// closed, or was reset, or the HTTP/2 stream was closed as one the server did not process,
-    /// with nothing of the answer read; `nil` for any other error.
-    private static func mostResends(after error: any Error) -> Int? {
+    /// Why a request that failed with `error` may go out again; `nil` when it may not.
+    private static func resend(after error: any Error) -> Resend? {
         switch error {
         case let error as NIOHTTP2Errors.StreamClosed:
-            return error.errorCode == .cancel || error.errorCode == .refusedStream
-                ? AsyncHTTPClientTransport.mostUnprocessedResends : nil
-        case let error as HTTPClientError: return error == .remoteConnectionClosed ? 1 : nil
-        case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE ? 1 : nil
-        case let error as ChannelError: return error == .ioOnClosedChannel || error == .eof ? 1 : nil
+            return error.errorCode == .cancel || error.errorCode == .refusedStream ? .unprocessed : nil
+        case let error as HTTPClientError:
+            switch error {
+            case .remoteConnectionClosed: return .unanswered
+            // Only a request waiting for a connection of the pool fails with either.
+            case .connectTimeout, .getConnectionFromPoolTimeout: return .unsent
+            default: return nil
+            }
+        case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE ? .unanswered : nil
+        case let error as ChannelError: return error == .ioOnClosedChannel || error == .eof ? .unanswered : nil
         default: return nil
         }
     }
