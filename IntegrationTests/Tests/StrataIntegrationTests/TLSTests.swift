@@ -239,6 +239,35 @@ import Testing
         #expect(try await Self.handshakeFailure { $0.reset() } == .networkConnectionLost)
     }
 
+    /// A server that takes the connection and never answers the client's hello: the request ends
+    /// at its own deadline, `.timedOut`, over both transports. Over AsyncHTTPClient the client
+    /// gives up the handshake at its connect timeout (1 s here; 10 s in `strataConfiguration()`)
+    /// and fails the request, which was not sent: it goes out again on a new connection, until the
+    /// deadline. Before, it failed at the connect timeout, where its deadline was 2.5 s.
+    @Test func aHandshakeThatNeverEndsLastsUntilTheRequestsDeadline() async throws {
+        let server = try RawServer { connection in connection.waitForClose(limit: .seconds(30)) }
+        defer { server.shutdown() }
+        let transport: any Transport
+        switch TestTransport.current {
+        case .urlSession: transport = TestTransport.current.makeTransport()
+        case .asyncHTTPClient:
+            var configuration = AsyncHTTPClientTransport.strataConfiguration()
+            configuration.timeout.connect = .seconds(1)
+            transport = AsyncHTTPClientTransport(configuration: configuration)
+        }
+        let port = try #require(server.baseURL.port)
+        let base = try #require(URL(string: "https://127.0.0.1:\(port)"))
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: base), sessionManager: SessionManager(transport: transport))
+        let outcome = await timed(Endpoint<Void>(path: "items", timeoutInterval: 2.5), through: service)
+        guard case .failure(.timedOut) = outcome.result else {
+            Issue.record("expected the request's deadline, got \(outcome.result) after \(outcome.elapsed)")
+            return
+        }
+        #expect(outcome.elapsed > .seconds(2.4) && outcome.elapsed < .seconds(4), "\(outcome.elapsed)")
+        if let transport = transport as? AsyncHTTPClientTransport { try await transport.shutdown() }
+    }
+
     /// The code of the `.transport` error that one request to an `https` URL of a server ends
     /// with, which reads the client's hello (so that a close sends no reset for bytes unread) and
     /// then does as `answer` says; `nil`, and an issue recorded, for any other outcome.

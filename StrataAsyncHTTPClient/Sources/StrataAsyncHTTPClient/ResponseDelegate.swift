@@ -413,7 +413,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// Why a request goes out again.
     enum Resend: Hashable {
         /// The client failed it before it was written: it waited for a connection of the pool
-        /// longer than the connect timeout, or the connection it waited for was not made in time.
+        /// longer than the connect timeout, or the connection it waited for was not made (connected,
+        /// its TLS handshake done) in time.
         case unsent
         /// Its connection closed, or its HTTP/2 stream was closed as one the server did not
         /// process, before a byte of the answer.
@@ -426,7 +427,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// connection closed before a byte of the answer came and the request may be sent twice.
     ///
     /// - A request the client failed unsent — it waited for a connection longer than the client's
-    ///   connect timeout, or the connection it waited for timed out — goes out again, whatever its
+    ///   connect timeout, or the connection it waited for (its connecting, its TLS handshake) timed
+    ///   out — goes out again, whatever its
     ///   method and body, up to ``AsyncHTTPClientTransport/mostUnsentResends`` times: the pool
     ///   gives a waiting request to a connection already being made, which may be an attempt
     ///   started for an earlier request to a host unreachable then (its `SYN`s unanswered) and
@@ -474,8 +476,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         case let error as HTTPClientError:
             switch error {
             case .remoteConnectionClosed: return .unanswered
-            // Only a request waiting for a connection of the pool fails with either.
-            case .connectTimeout, .getConnectionFromPoolTimeout: return .unsent
+            // Only a request waiting for a connection of the pool fails with one of these: the
+            // wait, or the connection's making (its connecting, its TLS or proxy handshake), took
+            // longer than the client's connect timeout.
+            case .getConnectionFromPoolTimeout, .connectTimeout, .tlsHandshakeTimeout, .socksHandshakeTimeout,
+                .httpProxyHandshakeTimeout:
+                return .unsent
             default: return nil
             }
         case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE ? .unanswered : nil
