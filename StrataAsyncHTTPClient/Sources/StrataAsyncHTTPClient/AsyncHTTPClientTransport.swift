@@ -267,11 +267,12 @@ public final class AsyncHTTPClientTransport: Transport {
     /// How many times at most a request goes out again after the client failed it before writing
     /// a byte of it: it waited for a connection longer than the connect timeout
     /// (``longestConnectWait``), or the connection it waited for was not made in time (connected,
-    /// its TLS handshake done: a server that never answers the handshake). Any request
-    /// goes again, whatever its method and body, on a new connection or the pool's next free one:
-    /// the pipeline's deadline, not the connect timeout, bounds its wait. Each goes after a connect
-    /// timeout has passed; the bound holds for a client of yours with a short one.
-    public static let mostUnsentResends = 10
+    /// its TLS handshake done: a server that never answers the handshake). Any request goes again,
+    /// whatever its method and body, on a new connection or the pool's next free one, so that the
+    /// pipeline's deadline, not the connect timeout, bounds its wait: at ``longestConnectWait`` a
+    /// try, a hundred are more than sixteen minutes of waiting. The bound is for a client of
+    /// yours with a connect timeout so short that each try fails at once.
+    public static let mostUnsentResends = 100
 
     /// Shuts the client down, if the transport created it, and waits until it is; attempts sent
     /// after fail with `URLError(.cancelled)`. A client passed in is left alone.

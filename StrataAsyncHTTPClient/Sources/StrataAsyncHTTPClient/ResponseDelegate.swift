@@ -148,7 +148,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             })
     }
 
-    /// The delegate of the request sent again after `first`'s connection closed: the same relay
+    /// The delegate of the request sent again after `first` failed unsent or unanswered: the same relay
     /// and state, so that the consumer and a cancellation reach whichever is under way, and the
     /// resends counted in it bound the next.
     private init(resending first: ResponseDelegate) {
@@ -416,10 +416,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         /// longer than the connect timeout, or the connection it waited for was not made (connected,
         /// its TLS handshake done) in time.
         case unsent
-        /// Its connection closed, or its HTTP/2 stream was closed as one the server did not
-        /// process, before a byte of the answer.
+        /// It went out, and its connection closed before a byte of the answer.
         case unanswered
-        /// Of those, an HTTP/2 stream the server did not process.
+        /// It went out on an HTTP/2 stream that was closed unanswered as one the server did not
+        /// process.
         case unprocessed
     }
 
@@ -428,8 +428,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     ///
     /// - A request the client failed unsent — it waited for a connection longer than the client's
     ///   connect timeout, or the connection it waited for (its connecting, its TLS handshake) timed
-    ///   out — goes out again, whatever its
-    ///   method and body, up to ``AsyncHTTPClientTransport/mostUnsentResends`` times: the pool
+    ///   out — goes out again, whatever its method and body, up to
+    ///   ``AsyncHTTPClientTransport/mostUnsentResends`` times: the pool
     ///   gives a waiting request to a connection already being made, which may be an attempt
     ///   started for an earlier request to a host unreachable then (its `SYN`s unanswered) and
     ///   reachable since, and the attempt goes on until the connect timeout; the request sent
