@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NIOSSL
 import Strata
 import StrataAsyncHTTPClient
@@ -30,9 +31,11 @@ public enum TestTransport: String, CaseIterable, Sendable, CustomStringConvertib
 
     /// A new transport of this kind; over `URLSession`, with `configuration`; over AsyncHTTPClient,
     /// with its cookie storage and connections per host, trusting the test authority
-    /// (``/StrataTestServer/TestCertificates``) besides the system's.
+    /// (``/StrataTestServer/TestCertificates``) besides the system's, and with `connectTimeout`
+    /// for the client's, if given.
     public func makeTransport(
-        configuration: URLSessionConfiguration = .ephemeral, serverTrust: (any ServerTrustEvaluator)? = nil
+        configuration: URLSessionConfiguration = .ephemeral, serverTrust: (any ServerTrustEvaluator)? = nil,
+        connectTimeout: TimeAmount? = nil
     ) -> any Transport {
         switch self {
         case .urlSession:
@@ -45,6 +48,7 @@ public enum TestTransport: String, CaseIterable, Sendable, CustomStringConvertib
                 tls.additionalTrustRoots = [.certificates([authority])]
             }
             configuration.tlsConfiguration = tls
+            if let connectTimeout { configuration.timeout.connect = connectTimeout }
             // The session configuration's connections per host, as `URLSession` would keep them.
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit =
                 urlSessionConfiguration.httpMaximumConnectionsPerHost

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import Strata
@@ -82,14 +81,7 @@ import Testing
             }
         }
         defer { server.shutdown() }
-        let transport: any Transport
-        switch TestTransport.current {
-        case .urlSession: transport = TestTransport.current.makeTransport()
-        case .asyncHTTPClient:
-            var configuration = AsyncHTTPClientTransport.strataConfiguration()
-            configuration.timeout.connect = .seconds(4)
-            transport = AsyncHTTPClientTransport(configuration: configuration)
-        }
+        let transport = TestTransport.current.makeTransport(connectTimeout: .seconds(4))
         let service = DefaultNetworkService(
             configuration: NetworkConfiguration(baseURL: server.baseURL),
             sessionManager: SessionManager(transport: transport))

@@ -247,14 +247,7 @@ import Testing
     @Test func aHandshakeThatNeverEndsLastsUntilTheRequestsDeadline() async throws {
         let server = try RawServer { connection in connection.waitForClose(limit: .seconds(30)) }
         defer { server.shutdown() }
-        let transport: any Transport
-        switch TestTransport.current {
-        case .urlSession: transport = TestTransport.current.makeTransport()
-        case .asyncHTTPClient:
-            var configuration = AsyncHTTPClientTransport.strataConfiguration()
-            configuration.timeout.connect = .seconds(1)
-            transport = AsyncHTTPClientTransport(configuration: configuration)
-        }
+        let transport = TestTransport.current.makeTransport(connectTimeout: .seconds(1))
         let port = try #require(server.baseURL.port)
         let base = try #require(URL(string: "https://127.0.0.1:\(port)"))
         let service = DefaultNetworkService(
