@@ -29,7 +29,8 @@ public final class GoAwayHTTP2Server: Sendable {
     }
 
     /// Starts a server presenting ``TestCertificates/server`` that serves `streamsPerConnection`
-    /// streams on each connection.
+    /// streams on each connection; with 0, none: the `GOAWAY` on a connection's first stream names
+    /// no stream as processed.
     public static func start(streamsPerConnection: Int) async throws -> GoAwayHTTP2Server {
         var tls = try TestServer.tlsConfiguration()
         tls.applicationProtocols = ["h2"]
@@ -80,9 +81,9 @@ private final class ConnectionStreams: Sendable {
         state.withLockedValue { state in
             state.opened += 1
             state.highest = max(state.highest, id)
-            guard state.opened == limit else { return nil }
-            state.last = state.highest
-            return state.highest
+            guard state.opened == max(limit, 1) else { return nil }
+            state.last = limit == 0 ? HTTP2StreamID(0) : state.highest
+            return state.last
         }
     }
 
