@@ -43,16 +43,21 @@ public final class RawServer: Sendable {
     public static func unreachable(script: @escaping @Sendable (RawConnection) -> Void) throws -> RawServer {
         let server = try RawServer(backlog: 0, acceptsAtOnce: false, script: script)
         let filler = Socket.tcp()
+        guard filler >= 0 else {
+            server.shutdown()
+            throw RawServerError.socket(errno)
+        }
         var address = Socket.loopback(port: UInt16(server.baseURL.port ?? 0))
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard filler >= 0, connected == 0 else {
-            if filler >= 0 { Socket.close(filler) }
+        guard connected == 0 else {
+            let error = errno
+            Socket.close(filler)
             server.shutdown()
-            throw RawServerError.socket(errno)
+            throw RawServerError.socket(error)
         }
         server.filler.withLockedValue { $0 = filler }
         return server

@@ -99,6 +99,27 @@ import Testing
         if let transport = transport as? AsyncHTTPClientTransport { try await transport.shutdown() }
     }
 
+    /// A client of the caller's whose connect timeout is too short for any connection (1 ms, to a
+    /// host that does not answer) fails each try at once: the request goes out again a bounded
+    /// number of times (``AsyncHTTPClientTransport/mostUnsentResends``) and then fails `.timedOut`,
+    /// long before its 10 s deadline, rather than try again until it.
+    @Test(.enabled(if: TestTransport.current == .asyncHTTPClient))
+    func aConnectTimeoutTooShortForAnyConnectionEndsARequestAfterBoundedResends() async throws {
+        let server = try RawServer.unreachable { _ in }
+        defer { server.shutdown() }
+        let transport = TestTransport.current.makeTransport(connectTimeout: .milliseconds(1))
+        let service = DefaultNetworkService(
+            configuration: NetworkConfiguration(baseURL: server.baseURL),
+            sessionManager: SessionManager(transport: transport))
+        let outcome = await timed(Endpoint<Data>(path: "x", timeoutInterval: 10), through: service)
+        guard case .failure(.timedOut) = outcome.result else {
+            Issue.record("expected the client's connect timeout, got \(outcome.result)")
+            return
+        }
+        #expect(outcome.elapsed < .seconds(8), "ended after \(outcome.elapsed)")
+        if let transport = transport as? AsyncHTTPClientTransport { try await transport.shutdown() }
+    }
+
     @Test func cancelsRacingRealResponsesEachCompleteExactlyOnce() async throws {
         try await Harness.with(timeout: 60) { (harness) async throws in
             let recorders = (0..<600).map { _ in CompletionRecorder<Result<EchoReply, DataTransferError>>() }
