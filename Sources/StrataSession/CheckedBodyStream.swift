@@ -31,6 +31,8 @@ import StrataCore
         /// Why the stream failed, if it did: for the session's delegate to read as the task completes
         /// (the stream itself is not `Sendable`).
         let failure = Locked<RequestValidationError?>(nil)
+        /// Whether every further read fails: libcurl asked for the body again, which has been read.
+        private let refused = Locked(false)
 
         /// Wraps `stream`, held to `announced` bytes if that is a length.
         init(_ stream: InputStream, announced: Int64?) {
@@ -67,7 +69,14 @@ import StrataCore
             stream.close()
         }
 
+        /// Fails every read from now on, so that libcurl, sending the request again, aborts the
+        /// transfer rather than end a body it could not read again where it would look whole.
+        func refuseFurtherReads() {
+            refused.withLock { $0 = true }
+        }
+
         override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+            if refused.withLock({ $0 }) { return -1 }
             // A read of nothing says nothing of the stream's length.
             guard let announced, len > 0 else { return counted(stream.read(buffer, maxLength: len)) }
             let left = announced - handedOver
@@ -95,6 +104,8 @@ import StrataCore
         }
 
         override var hasBytesAvailable: Bool {
+            // Said to have bytes, a refused stream is read, and that read fails.
+            if refused.withLock({ $0 }) { return true }
             let available = stream.hasBytesAvailable
             if !available {
                 noteStatus()

@@ -372,6 +372,36 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         }
     }
 
+    #if canImport(FoundationNetworking)
+        /// libcurl asks for the request's body again: the kept connection the request went on
+        /// closed before a byte of an answer came, and libcurl sends the request once more on a new
+        /// one, as it does a request without a body (`StaleConnectionTests`). FoundationNetworking
+        /// cannot send a body again: given a stream for a body in memory or in a file it traps, and
+        /// given none it sends the head alone, announcing a length or a chunked body whose bytes
+        /// never come — the server waits for them, and the request waited until its deadline — and
+        /// a stream of the caller's has been read. So the request ends here, at once, with
+        /// `URLError(.networkConnectionLost)`, as over AsyncHTTPClient, which does not send a
+        /// request with a body twice either; the retriers judge it. The loading system gets no
+        /// stream, a stream of the caller's refuses to be read again (libcurl then aborts rather
+        /// than end the body there, which a server would take for an empty one), and the task is
+        /// cancelled.
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask,
+            needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+        ) {
+            (task.originalRequest?.httpBodyStream as? CheckedBodyStream)?.refuseFurtherReads()
+            completionHandler(nil)
+            guard let relay = records.withLock({ $0[task.taskIdentifier]?.relay }) else { return }
+            var userInfo: [String: Any] = [
+                NSLocalizedDescriptionKey:
+                    "the server closed a kept connection unanswered, and the request's body cannot be sent again"
+            ]
+            userInfo[NSURLErrorFailingURLErrorKey] = task.originalRequest?.url
+            relay.end(URLError(.networkConnectionLost, userInfo: userInfo))
+            cancel(task, in: session)
+        }
+    #endif
+
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,

@@ -95,7 +95,7 @@ import Testing
     }
 
     /// A request that is not idempotent is not sent again: its answer might have been lost after
-    /// the server acted on it. (libcurl sends it again over `URLSession`.)
+    /// the server acted on it. (libcurl sends one without a body again over `URLSession`.)
     @Test(.enabled(if: TestTransport.current == .asyncHTTPClient))
     func aPostDroppedOnAKeptConnectionFailsOverAsyncHTTPClient() async throws {
         let heads = NIOLockedValueBox<[String]>([])
@@ -111,6 +111,104 @@ import Testing
         }
         #expect(error.code == .networkConnectionLost)
         #expect(server.connectionCount == 1)
+    }
+
+    /// How a request's body goes: in memory, as a stream of the caller's (with a length, or
+    /// without, so chunked), from a file, or in memory with the answer bound for a file.
+    enum Body: String, CaseIterable, Sendable { case memory, streamWithLength, streamChunked, file, download }
+
+    /// Sets a stream of the caller's as the body, as an app's encoding might.
+    struct StreamBody: ParameterEncoding {
+        let announcesLength: Bool
+        var writesBodyWithoutParameters: Bool { true }
+        func encode(
+            _ request: URLRequest, with parameters: [String: ParameterValue]
+        ) throws(ParameterEncodingError) -> URLRequest {
+            var request = request
+            request.httpBodyStream = InputStream(data: Data("hello".utf8))
+            if announcesLength { request.setValue("5", forHTTPHeaderField: "Content-Length") }
+            return request
+        }
+    }
+
+    /// A request with a body that a server dropped on a kept connection — it closed the connection
+    /// unanswered as the request arrived — is not sent again, whatever its method and its body, and
+    /// fails at once. Over `URLSession` libcurl sent it again on a new connection, the head alone
+    /// (FoundationNetworking cannot send a body twice), and the server waited for the body, the
+    /// caller until the request's deadline; the copy now goes no further than its head, never as a
+    /// whole request (a stream ended there would look like an empty body).
+    @Test(arguments: Body.allCases, [HTTPMethod.post, .put])
+    func aRequestWithABodyDroppedOnAKeptConnectionFailsAtOnce(body: Body, method: HTTPMethod) async throws {
+        // Each request the server read: its request line, and whether its body came whole.
+        let requests = NIOLockedValueBox<[(line: String, whole: Bool)]>([])
+        let server = try RawServer { connection in
+            var served = 0
+            while let head = connection.readHead() {
+                served += 1
+                let line = String(head.prefix { $0 != "\r" })
+                // The first request of a kept connection is answered; the next one, dropped.
+                if served > 1 {
+                    requests.withLockedValue { $0.append((line, false)) }
+                    return connection.close()
+                }
+                let whole = Self.readBody(of: head, from: connection)
+                requests.withLockedValue { $0.append((line, whole)) }
+                guard whole, connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") else { return }
+            }
+        }
+        defer { server.shutdown() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dropped-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let upload = folder.appendingPathComponent("upload")
+        try Data(repeating: 0x61, count: 3_000).write(to: upload)
+        let endpoint: Endpoint<Data> =
+            switch body {
+            case .memory: Endpoint(path: "dropped", method: method, bodyParameters: ["a": 1])
+            case .streamWithLength:
+                Endpoint(path: "dropped", method: method, bodyEncoding: StreamBody(announcesLength: true))
+            case .streamChunked:
+                Endpoint(path: "dropped", method: method, bodyEncoding: StreamBody(announcesLength: false))
+            case .file: Endpoint(path: "dropped", method: method, bodyEncoding: UploadEncoding.file(upload))
+            case .download:
+                Endpoint(
+                    path: "dropped", method: method, bodyParameters: ["a": 1],
+                    options: RequestOptions(downloadDestination: folder.appendingPathComponent("answer")))
+            }
+        let transfer = Self.transfer(server)
+        let first = await Self.result(Endpoint<Data>(path: "first"), over: transfer)
+        #expect((try? first.get()) == Data("ok".utf8))
+        let started = ContinuousClock.now
+        let dropped = await Self.result(endpoint, over: transfer)
+        let elapsed = ContinuousClock.now - started
+        guard case .failure(.networkFailure(.transport(let error))) = dropped else {
+            Issue.record("the dropped \(method.rawValue) ended with \(dropped)")
+            return
+        }
+        #expect(error.code == .networkConnectionLost, "\(error)")
+        #expect(elapsed < .seconds(2), "it failed after \(elapsed), the request's timeout being 5 s")
+        try await Task.sleep(for: .milliseconds(100))
+        let copies = requests.withLockedValue { $0 }.filter { $0.line.contains(" /dropped ") }
+        #expect(!copies.isEmpty && copies.allSatisfy { !$0.whole }, "\(copies)")
+        let next = await Self.result(Endpoint<Data>(path: "next"), over: transfer)
+        #expect((try? next.get()) == Data("ok".utf8), "the request after it: \(next)")
+    }
+
+    /// Reads the body `head` announces — by its length, or chunked to its last chunk — and returns
+    /// whether it came whole.
+    static func readBody(of head: String, from connection: RawConnection) -> Bool {
+        let fields = head.lowercased().split(separator: "\r\n")
+        if let field = fields.first(where: { $0.hasPrefix("content-length:") }) {
+            let length = Int(field.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+            return connection.read(length) != nil
+        }
+        guard fields.contains("transfer-encoding: chunked") else { return true }
+        var read: [UInt8] = []
+        while let byte = connection.read(1) {
+            read += byte
+            if read.count >= 5, read.suffix(5).elementsEqual("0\r\n\r\n".utf8) { return true }
+        }
+        return false
     }
 
     /// A server that closes every connection unanswered gets the request twice at most, and the
