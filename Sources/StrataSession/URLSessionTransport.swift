@@ -317,7 +317,8 @@ public final class URLSessionTransport: Transport {
     ///   error:0A00010B:SSL routines::wrong version number" for plain HTTP on the port);
     /// - a connection reset as it was made is `URLError(.unknown)` ("Failed to connect to …");
     /// - a connection cut or reset after the answer began ("transfer closed with 1000 bytes
-    ///   remaining to read", "Recv failure: Connection reset by peer") is `URLError(.unknown)`, and
+    ///   remaining to read", "Recv failure: Connection reset by peer"), or as the request was being
+    ///   written ("Send failure: Broken pipe"), is `URLError(.unknown)`, and
     ///   one closed before any byte of it ("Empty reply from server", what a reused connection the
     ///   server had closed gives) `URLError(.badServerResponse)`, where Apple's say
     ///   `URLError(.networkConnectionLost)` — which a retrier retries, and a download that resumes
@@ -370,8 +371,12 @@ public final class URLSessionTransport: Transport {
     /// later curls.
     private static let tlsMessages = ["SSL", "OpenSSL", "TLS "]
 
-    /// How libcurl's messages begin for a connection that ended, or was reset, mid-answer.
-    private static let connectionLostMessages = ["transfer closed with ", "Recv failure: Connection reset by peer"]
+    /// How libcurl's messages begin for a connection that ended, or was reset, mid-answer, or
+    /// closed under a request still being written (a server that answered, or closed, before
+    /// reading a body: "Send failure: Broken pipe").
+    private static let connectionLostMessages = [
+        "transfer closed with ", "Recv failure: Connection reset by peer", "Send failure: ",
+    ]
 
     /// How libcurl's messages begin for a head it cannot read (the second, FoundationNetworking's
     /// refusal of a line libcurl handed it: an empty field name, an unknown version, `HTTP/2` on

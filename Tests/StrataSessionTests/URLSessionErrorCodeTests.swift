@@ -40,6 +40,8 @@ import Testing
         ("Received HTTP/0.9 when not allowed", .unsupportedURL, .badServerResponse),
         ("Protocol \"gopher\" not supported", .unsupportedURL, .unsupportedURL),
         ("Recv failure: Connection reset by peer", .unknown, .networkConnectionLost),
+        ("Send failure: Broken pipe", .unknown, .networkConnectionLost),
+        ("Send failure: Connection reset by peer", .unknown, .networkConnectionLost),
         ("transfer closed with 2097198 bytes remaining to read", .unknown, .networkConnectionLost),
         ("transfer closed with outstanding read data remaining", .unknown, .networkConnectionLost),
         ("Failed writing body", .unknown, .unknown),
