@@ -256,6 +256,24 @@ public final class RawConnection: @unchecked Sendable {  // the lock guards the 
         }
     }
 
+    /// Waits up to `limit` for the peer to send a byte (or to close); `true` if one came.
+    public func awaitsBytes(within limit: Duration) -> Bool {
+        var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(
+            limit.components.seconds * 1_000 + limit.components.attoseconds / 1_000_000_000_000_000)
+        return poll(&ready, 1, milliseconds) == 1
+    }
+
+    /// Ends the sending side (FIN), the reading side left open: a server closing a kept connection
+    /// lingers so, reading what was on its way, before it closes.
+    public func finishSending() {
+        #if canImport(Glibc)
+            _ = shutdown(descriptor, Int32(SHUT_WR))
+        #else
+            _ = shutdown(descriptor, SHUT_WR)
+        #endif
+    }
+
     /// Closes the connection in order (FIN).
     public func close() {
         lock.withLock {

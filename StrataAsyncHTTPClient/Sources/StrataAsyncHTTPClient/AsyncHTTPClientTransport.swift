@@ -274,6 +274,15 @@ public final class AsyncHTTPClientTransport: Transport {
     /// yours with a connect timeout so short that each try fails at once.
     public static let mostUnsentResends = 100
 
+    /// How many times at most a request goes out again after the connection it was given to
+    /// closed before its head was written on it: most likely a kept connection whose server closed
+    /// it, its keep-alive timeout run out, as the pool handed it the request (the close was on its
+    /// way). Nothing of the request reached the server, so any request goes again, whatever its
+    /// method and body — against nginx closing idle connections after 50 ms, one `POST` in six
+    /// failed so. Each try takes the pool's next connection or a new one; the bound is for a
+    /// server that closes every connection as it is made.
+    public static let mostUnwrittenResends = 4
+
     /// Shuts the client down, if the transport created it, and waits until it is; attempts sent
     /// after fail with `URLError(.cancelled)`. A client passed in is left alone.
     public func shutdown() async throws {

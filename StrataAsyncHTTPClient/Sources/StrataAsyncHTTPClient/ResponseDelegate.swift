@@ -43,6 +43,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var sent: Int64 = 0
         var visits = 0
         var head: ResponseHead?
+        /// Whether the request's head was written on the connection.
+        var headSent = false
         /// Whether the whole request went out.
         var requestSent = false
         /// The bytes of the response body received.
@@ -175,6 +177,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         task.futureResult.whenComplete { [self] result in
             finish(result)
         }
+    }
+
+    func didSendRequestHead(task: HTTPClient.Task<Void>, _ head: HTTPRequestHead) {
+        state.withLockedValue { $0.headSent = true }
     }
 
     func didSendRequest(task: HTTPClient.Task<Void>) {
@@ -416,6 +422,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         /// longer than the connect timeout, or the connection it waited for was not made (connected,
         /// its TLS handshake done) in time.
         case unsent
+        /// Its connection closed before its head was written on it.
+        case unwritten
         /// It went out, and its connection closed before a byte of the answer.
         case unanswered
         /// It went out on an HTTP/2 stream that was closed unanswered as one the server did not
@@ -434,6 +442,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     ///   started for an earlier request to a host unreachable then (its `SYN`s unanswered) and
     ///   reachable since, and the attempt goes on until the connect timeout; the request sent
     ///   again gets a new one.
+    /// - A request whose connection closed before its head was written on it — a kept connection
+    ///   the server closed as the pool handed it the request — goes out again whatever its method
+    ///   and body too, up to ``AsyncHTTPClientTransport/mostUnwrittenResends`` times: the server
+    ///   got nothing of it (AsyncHTTPClient asks for the body only once the head is written).
     /// - A connection that closed unanswered was most likely one the pool kept open and the server
     ///   closed as the request went out (a keep-alive timeout), which `URLSession` retries unasked
     ///   too: the request goes out again once. Over HTTP/2 the same holds for a stream closed
@@ -447,10 +459,13 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// The pipeline's deadline still bounds every attempt together.
     /// - Returns: Whether the request went out again, and so the relay stays open.
     private func resendsAfter(_ error: any Error) -> Bool {
-        guard let why = Self.resend(after: error), why == .unsent || mayResendUnanswered else { return false }
+        guard var why = Self.resend(after: error) else { return false }
+        if why == .unanswered, !state.withLockedValue({ $0.headSent }) { why = .unwritten }
+        guard why == .unsent || why == .unwritten || mayResendUnanswered else { return false }
         let most =
             switch why {
             case .unsent: AsyncHTTPClientTransport.mostUnsentResends
+            case .unwritten: AsyncHTTPClientTransport.mostUnwrittenResends
             case .unanswered: 1
             case .unprocessed: AsyncHTTPClientTransport.mostUnprocessedResends
             }
