@@ -52,6 +52,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         var cancelling: DispatchGroup?
         /// A download task's body, moved out of the loading system's hands, and its reader.
         var downloaded: FileParts?
+        /// Whether libcurl asked for the body again (see `urlSession(_:task:needNewBodyStream:)`):
+        /// the task is being cancelled, and the request ends as lost, whatever comes meanwhile.
+        var bodyAskedAgain = false
         /// Whether the task has completed (its downloaded body may still be being read).
         var taskEnded = false
         /// Why a download task's file could not be kept: the body is lost, and the exchange fails.
@@ -176,6 +179,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         // system's own file of it is nobody's now.
         record.loadingFile?.remove()
         let relay = record.relay
+        if record.bodyAskedAgain {
+            record.downloaded?.discard()
+            var userInfo: [String: Any] = [
+                NSLocalizedDescriptionKey:
+                    "the server closed a kept connection unanswered, and the request's body cannot be sent again"
+            ]
+            userInfo[NSURLErrorFailingURLErrorKey] = task.originalRequest?.url
+            return relay.end(URLError(.networkConnectionLost, userInfo: userInfo))
+        }
         if let trustError = record.trustError {
             return relay.end(trustError)
         }
@@ -260,7 +272,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         // here, and ``finish(_:error:)`` sends the request once more.
         var resends = false
         let record = records.withLock { records -> Record? in
-            guard let record = records[dataTask.taskIdentifier], !record.headPushed else { return nil }
+            guard let record = records[dataTask.taskIdentifier], !record.headPushed, !record.bodyAskedAgain else {
+                return nil
+            }
             resends = response.statusCode == 408 && record.resend != nil
             if !resends { records[dataTask.taskIdentifier]?.headPushed = true }
             return record
@@ -379,25 +393,21 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// cannot send a body again: given a stream for a body in memory or in a file it traps, and
         /// given none it sends the head alone, announcing a length or a chunked body whose bytes
         /// never come — the server waits for them, and the request waited until its deadline — and
-        /// a stream of the caller's has been read. So the request ends here, at once, with
+        /// a stream of the caller's has been read. So the request ends at once with
         /// `URLError(.networkConnectionLost)`, as over AsyncHTTPClient, which does not send a
         /// request with a body twice either; the retriers judge it. The loading system gets no
         /// stream, a stream of the caller's refuses to be read again (libcurl then aborts rather
         /// than end the body there, which a server would take for an empty one), and the task is
-        /// cancelled.
+        /// cancelled; it ends in ``finish(_:error:)``, as every task does, on the delegate queue
+        /// (this is called on the loading system's own queue, where a retrier's next request
+        /// could not be started).
         func urlSession(
             _ session: URLSession, task: URLSessionTask,
             needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
         ) {
             (task.originalRequest?.httpBodyStream as? CheckedBodyStream)?.refuseFurtherReads()
             completionHandler(nil)
-            guard let relay = records.withLock({ $0[task.taskIdentifier]?.relay }) else { return }
-            var userInfo: [String: Any] = [
-                NSLocalizedDescriptionKey:
-                    "the server closed a kept connection unanswered, and the request's body cannot be sent again"
-            ]
-            userInfo[NSURLErrorFailingURLErrorKey] = task.originalRequest?.url
-            relay.end(URLError(.networkConnectionLost, userInfo: userInfo))
+            records.withLock { $0[task.taskIdentifier]?.bodyAskedAgain = true }
             cancel(task, in: session)
         }
     #endif
