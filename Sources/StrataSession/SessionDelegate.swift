@@ -399,8 +399,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// stream, a stream of the caller's refuses to be read again (libcurl then aborts rather
         /// than end the body there, which a server would take for an empty one), and the task is
         /// cancelled; it ends in ``finish(_:error:)``, as every task does, on the delegate queue
-        /// (this is called on the loading system's own queue, where a retrier's next request
-        /// could not be started).
+        /// (this is called on the loading system's own queue, inside libcurl's call, where the
+        /// pipeline's next steps — a retrier's next request — have no business running).
         func urlSession(
             _ session: URLSession, task: URLSessionTask,
             needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
