@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Strata
 import StrataTestServer
 import StrataTestTransports
@@ -175,6 +176,195 @@ extension UploadTests {
             #expect(elapsed < .seconds(1), "\(elapsed)")
         default:
             Issue.record("over \(TestTransport.current): \(String(describing: error)) after \(elapsed)")
+        }
+    }
+}
+
+/// Uploads a server answers with a success before it reads their bodies — it reads them after, and
+/// keeps the connection, as nginx's `return 200` does: the body goes out whole, the answer reaches
+/// the caller, and the connection serves the next request. Over AsyncHTTPClient such an exchange
+/// could end as its answer arrived, the body half sent, leaving the connection waiting for a body
+/// that no longer came (until the server gave up on it, 5 s for nginx, or for ever): each such
+/// upload took a connection of the pool with it, and requests after eight of them waited.
+extension UploadTests {
+    enum EarlySuccess: String, CaseIterable, CustomStringConvertible {
+        /// `200` with a body of a `Content-Length`.
+        case withLength
+        /// `200` with a chunked body.
+        case chunked
+        /// `204`, no body.
+        case noContent
+
+        var description: String { rawValue }
+
+        var response: String {
+            switch self {
+            case .withLength: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+            case .chunked: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
+            case .noContent: "HTTP/1.1 204 No Content\r\n\r\n"
+            }
+        }
+    }
+
+    /// 16 MiB, more than the socket buffers hold, so that the answer arrives while the body is
+    /// going out; from memory, from a file, and from a stream of the caller's with its length.
+    @Test(arguments: EarlySuccess.allCases, ["memory", "file", "stream"])
+    func anUploadAnsweredWithASuccessBeforeItsBodyWasReadGoesOutWholeAndKeepsItsConnection(
+        answer: EarlySuccess, source: String
+    ) async throws {
+        let length = 16 << 20
+        let bodiesRead = NIOLockedValueBox<[Int]>([])
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                guard !head.hasPrefix("GET ") else {
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext")
+                    continue
+                }
+                connection.write(answer.response)
+                // Until the client is well into the body, and held by the socket buffers.
+                Thread.sleep(forTimeInterval: 0.1)
+                let read = Self.readBody(of: head, from: connection)
+                bodiesRead.withLockedValue { $0.append(read ?? -1) }
+                guard read != nil else { break }
+            }
+            connection.close()
+        }
+        defer { server.shutdown() }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+                sessionManager: SessionManager.underTest()),
+            completionQueue: DispatchQueue(label: "UploadTests"))
+        let body = Data(repeating: 0x62, count: length)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-upload-\(UUID()).bin")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let encoding: any ParameterEncoding
+        switch source {
+        case "file":
+            try body.write(to: file)
+            encoding = UploadEncoding.file(file)
+        case "stream":
+            encoding = StreamWithLength(body: body)
+        default:
+            encoding = UploadEncoding.data(body)
+        }
+        for round in 0..<3 {
+            let started = ContinuousClock.now
+            let answered = await StaleConnectionTests.result(
+                Endpoint<Data>(path: "upload", method: .put, bodyEncoding: encoding), over: transfer)
+            #expect(
+                (try? answered.get()) == (answer == .withLength || answer == .chunked ? Data("ok".utf8) : Data()),
+                "round \(round) over \(TestTransport.current): \(answered)")
+            let next = await StaleConnectionTests.result(Endpoint<Data>(path: "next"), over: transfer)
+            #expect((try? next.get()) == Data("next".utf8), "round \(round) over \(TestTransport.current): \(next)")
+            #expect(ContinuousClock.now - started < .seconds(3), "round \(round) over \(TestTransport.current)")
+        }
+        // The last body may still be on its way to the server when the next request went on a
+        // connection of its own.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while bodiesRead.withLockedValue({ $0.count }) < 3, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(bodiesRead.withLockedValue { $0 } == [length, length, length], "over \(TestTransport.current)")
+        // A connection is handed back to the pool a moment after its exchange ended, so the next
+        // request may open one of its own; one left waiting for a body would make it one a round.
+        #expect(server.connectionCount <= 2, "over \(TestTransport.current)")
+    }
+
+    /// A server streams its answer as it reads the body — each 64 KiB it reads, written back as a
+    /// chunk, its writes blocking — so that once the socket buffers are full it reads no more of
+    /// the body until the client reads its answer: the client must read on as it sends, or each
+    /// waits for the other until the deadline.
+    @Test func anUploadEchoedAsItIsReadEndsWhole() async throws {
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                connection.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                var left = Self.bodyLength(head)
+                while left > 0 {
+                    guard let bytes = connection.read(min(left, 65_536)) else { return }
+                    left -= bytes.count
+                    connection.write(String(bytes.count, radix: 16) + "\r\n")
+                    connection.write(bytes)
+                    connection.write("\r\n")
+                }
+                connection.write("0\r\n\r\n")
+            }
+            connection.close()
+        }
+        defer { server.shutdown() }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+                sessionManager: SessionManager.underTest()),
+            completionQueue: DispatchQueue(label: "UploadTests"))
+        let body = Data((0..<(32 << 20)).map { UInt8(truncatingIfNeeded: $0 / 7) })
+        let started = ContinuousClock.now
+        let echoed = await StaleConnectionTests.result(
+            Endpoint<Data>(path: "echo", method: .put, bodyEncoding: UploadEncoding.data(body)), over: transfer)
+        #expect((try? echoed.get()) == body, "over \(TestTransport.current): \(echoed.map(\.count))")
+        // Over AsyncHTTPClient the client reads on once the body has stalled for a second.
+        #expect(ContinuousClock.now - started < .seconds(5), "over \(TestTransport.current)")
+    }
+
+    /// A server answers with a success and closes the connection without reading the body (and
+    /// without saying `Connection: close`): the upload ends at once, with the answer or a failure
+    /// of the connection, never at its deadline.
+    @Test func anUploadAnsweredAndDroppedUnreadEndsAtOnce() async throws {
+        let server = try RawServer { connection in
+            guard connection.readHead() != nil else { return }
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            Thread.sleep(forTimeInterval: 0.05)
+            connection.close()
+        }
+        defer { server.shutdown() }
+        let transfer = DefaultDataTransferService(
+            networkService: DefaultNetworkService(
+                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
+                sessionManager: SessionManager.underTest()),
+            completionQueue: DispatchQueue(label: "UploadTests"))
+        let started = ContinuousClock.now
+        let answered = await StaleConnectionTests.result(
+            Endpoint<Data>(path: "upload", method: .put, bodyEncoding: UploadEncoding.data(Data(count: 16 << 20))),
+            over: transfer)
+        switch answered {
+        case .success(let body): #expect(body == Data("ok".utf8))
+        case .failure(.networkFailure(.transport)): break
+        case .failure(let error): Issue.record("over \(TestTransport.current): \(error)")
+        }
+        #expect(ContinuousClock.now - started < .seconds(3), "over \(TestTransport.current)")
+    }
+
+    /// Reads the body `head` announces — by its length, or chunked to its last chunk — and returns
+    /// its length, or `nil` if the connection closed first.
+    static func readBody(of head: String, from connection: RawConnection) -> Int? {
+        guard head.lowercased().contains("transfer-encoding: chunked") else {
+            return connection.discard(bodyLength(head)) ? bodyLength(head) : nil
+        }
+        var total = 0
+        while true {
+            var line: [UInt8] = []
+            while line.suffix(2) != [13, 10] {
+                guard let byte = connection.read(1) else { return nil }
+                line += byte
+            }
+            guard let size = Int(String(decoding: line.dropLast(2), as: UTF8.self), radix: 16) else { return nil }
+            guard connection.discard(size), connection.read(2) != nil else { return nil }
+            if size == 0 { return total }
+            total += size
+        }
+    }
+
+    /// A stream of the caller's with its length, as an app's encoding might set it.
+    struct StreamWithLength: ParameterEncoding {
+        let body: Data
+        var writesBodyWithoutParameters: Bool { true }
+        func encode(
+            _ request: URLRequest, with parameters: [String: ParameterValue]
+        ) throws(ParameterEncodingError) -> URLRequest {
+            var request = request
+            request.httpBodyStream = InputStream(data: body)
+            request.setValue(String(body.count), forHTTPHeaderField: "Content-Length")
+            return request
         }
     }
 }

@@ -49,10 +49,19 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var requestSent = false
         /// The bytes of the response body received.
         var received: Int64 = 0
-        /// Whether a whole `3xx`–`5xx` response arrived while the request body was still going out.
+        /// Whether the response leaves the connection open after it (`HTTPResponseHead.isKeepAlive`).
+        var keepsConnection = false
+        /// Whether a whole response arrived while the request body was still going out: a
+        /// `3xx`–`5xx` one ends the exchange (see ``endIfAnsweredEarly(_:)``), and either stands as
+        /// the answer whatever becomes of the rest of the body.
         var answeredEarly = false
         /// The future AsyncHTTPClient waits on before it reads more, while the consumer is behind.
         var held: EventLoopPromise<Void>?
+        /// The future AsyncHTTPClient waits on before it reads past a part of a `2xx` response that
+        /// arrived while the request body was still going out (see ``holdForUpload(on:)``).
+        var uploadHold: EventLoopPromise<Void>?
+        /// Whether the request body stalled under a held response: nothing is held for it again.
+        var uploadStalled = false
         /// Small parts received in this turn of the event loop, joined, not relayed yet.
         var small = Data()
         var task: HTTPClient.Task<Void>?
@@ -129,21 +138,23 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
             },
             // Holding the transport keeps an owned client alive while the task can still be cancelled.
             stop: { [state, transport] in
-                let (task, held) = state.withLockedValue { state in
+                let (task, held, uploadHold) = state.withLockedValue { state in
                     state.cancelled = true
-                    defer { state.held = nil }
-                    return (state.task, state.held)
+                    defer { (state.held, state.uploadHold) = (nil, nil) }
+                    return (state.task, state.held, state.uploadHold)
                 }
                 // Never from inside AsyncHTTPClient's call into this delegate (a consumer may cancel
                 // as it is handed a part, which comes from there; AsyncHTTPClient's pool then loses
                 // track of the connection): on the loop's next turn.
                 guard let task else {
                     held?.fail(HTTPClientError.cancelled)
+                    uploadHold?.fail(HTTPClientError.cancelled)
                     return
                 }
                 task.eventLoop.execute {
                     withExtendedLifetime(transport) {
                         held?.fail(HTTPClientError.cancelled)
+                        uploadHold?.fail(HTTPClientError.cancelled)
                         task.cancel()
                     }
                 }
@@ -184,16 +195,21 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     func didSendRequest(task: HTTPClient.Task<Void>) {
-        state.withLockedValue { $0.requestSent = true }
+        let uploadHold = state.withLockedValue { state in
+            state.requestSent = true
+            defer { state.uploadHold = nil }
+            return state.uploadHold
+        }
+        uploadHold?.succeed()
     }
 
     func didSendRequestPart(task: HTTPClient.Task<Void>, _ part: IOData) {
-        guard let uploadProgress else { return }
+        // Counted with or without a progress handler: a held response reads on if it stops.
         let sent = state.withLockedValue { state in
             state.sent += Int64(part.readableBytes)
             return state.sent
         }
-        uploadProgress(sent, uploadLength)
+        uploadProgress?(sent, uploadLength)
     }
 
     /// Every response head comes here first; a second one means the client followed a redirect,
@@ -245,6 +261,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         }
         state.withLockedValue { state in
             state.head = received
+            state.keepsConnection = head.isKeepAlive
             // A failure's body in a coding nobody decodes goes on as it came: it is shown, not read.
             state.undecodable = (200..<300).contains(received.statusCode) ? undecodable : nil
             state.decoder = decoder
@@ -256,6 +273,14 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         defer { endIfAnsweredEarly(task) }
+        let relayed = relay(buffer, of: task)
+        // A request without a body (most) waits for no upload: no lock taken for it.
+        guard uploadLength != 0, let uploaded = holdForUpload(on: task.eventLoop) else { return relayed }
+        return relayed.and(uploaded).map { _ in }
+    }
+
+    /// Relays `buffer`; returns what AsyncHTTPClient is to wait on before it reads the next part.
+    private func relay(_ buffer: ByteBuffer, of task: HTTPClient.Task<Void>) -> EventLoopFuture<Void> {
         // A small part is copied into the others of this turn of the loop, which go on together
         // once the loop has handled the read that brought them: a body sent a byte a chunk becomes
         // a part per read, not a queued part per byte. A large one goes on now.
@@ -315,6 +340,61 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
 
+    /// How long a held response (see ``holdForUpload(on:)``) waits on a request body that makes no
+    /// progress before the client reads on.
+    static let uploadStallLimit = TimeAmount.seconds(1)
+
+    /// Holds the client at a part of a `2xx` response that arrived while the request body is still
+    /// going out, until the body is out (or the exchange ends); returns what to wait on, `nil` if
+    /// nothing holds.
+    ///
+    /// AsyncHTTPClient sends such a body on and ends the exchange once the body is out; but when
+    /// the response's end comes while it still hands on a part — in the same read as the last
+    /// bytes, as a short answer's does — it ends the exchange at once: the body writes fail and
+    /// the connection waits, unusable and out of the pool, for a body that no longer comes, until
+    /// the server gives up on it (nginx's `return 200`, which reads and drops a body after
+    /// answering, after 5 s; a server that waits, never). Eight such uploads took every
+    /// connection of a host's pool. Held at the part, the body goes out whole and the connection
+    /// serves the next request.
+    ///
+    /// Once the body has made no progress for ``uploadStallLimit``, the client reads on, and is not
+    /// held again for this exchange: a server streaming its answer as it reads the body may wait
+    /// for us to read before it reads on, and one that answered and closed the connection, or
+    /// that never reads the body, fails the exchange, or ends it, only once the client reads on (a
+    /// failure of the exchange reaches this delegate through the part it is held at). A whole
+    /// response (see ``isWhole(_:received:)``) stands as the answer should the exchange then fail.
+    /// A response that closes its connection is not held: its connection is not reused.
+    private func holdForUpload(on loop: any EventLoop) -> EventLoopFuture<Void>? {
+        let hold = state.withLockedValue { state -> (promise: EventLoopPromise<Void>, sent: Int64)? in
+            guard !state.requestSent, !state.uploadStalled, state.keepsConnection, state.uploadHold == nil,
+                let head = state.head, (200..<300).contains(head.statusCode)
+            else { return nil }
+            if Self.isWhole(head, received: state.received) { state.answeredEarly = true }
+            let promise = loop.makePromise(of: Void.self)
+            state.uploadHold = promise
+            return (promise, state.sent)
+        }
+        guard let hold else { return nil }
+        readOnIfUploadStalls(hold.promise, on: loop, sent: hold.sent)
+        return hold.promise.futureResult
+    }
+
+    /// Releases `hold` once the request body has made no progress past `sent` for
+    /// ``uploadStallLimit``, unless it was released before.
+    private func readOnIfUploadStalls(_ hold: EventLoopPromise<Void>, on loop: any EventLoop, sent: Int64) {
+        loop.scheduleTask(in: Self.uploadStallLimit) { [self] in
+            let progress = state.withLockedValue { state -> Int64? in
+                guard state.uploadHold?.futureResult === hold.futureResult else { return nil }
+                guard state.sent == sent else { return state.sent }
+                state.uploadHold = nil
+                state.uploadStalled = true
+                return sent
+            }
+            guard let progress else { return }
+            if progress == sent { hold.succeed() } else { readOnIfUploadStalls(hold, on: loop, sent: progress) }
+        }
+    }
+
     /// What became of a body part: relayed at once (after the small parts joined before it), or
     /// joined for the end of the loop's turn, or a failure.
     private struct Arrival {
@@ -348,8 +428,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         return Data(buffer: buffer, byteTransferStrategy: shares ? .noCopy : .copy)
     }
 
-    /// Ends the task once a whole `3xx`–`5xx` response (its `Content-Length` received, and no
-    /// content coding that would make the count differ) has arrived while the request body is still
+    /// Ends the task once a whole `3xx`–`5xx` response (see ``isWhole(_:received:)``) has arrived
+    /// while the request body is still
     /// going out, as a server answers an upload it refuses (`413`, `401`) without reading it.
     /// AsyncHTTPClient stops sending then, but may fail the exchange for the body it could not send
     /// (`requestStreamCancelled`) or, if the server closes the connection, wait for the deadline;
@@ -358,10 +438,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         // A request without a body (most) has nothing to refuse: no lock taken for it.
         guard uploadLength != 0 else { return }
         let ends = state.withLockedValue { state -> Bool in
-            guard !state.answeredEarly, !state.requestSent, let head = state.head,
-                head.statusCode >= 300, head.expectedContentLength >= 0,
-                head.expectedContentLength == 0 || head.headers.value(for: "Content-Encoding") == nil,
-                state.received >= head.expectedContentLength
+            guard !state.answeredEarly, !state.requestSent, let head = state.head, head.statusCode >= 300,
+                Self.isWhole(head, received: state.received)
             else { return false }
             state.answeredEarly = true
             return true
@@ -373,17 +451,27 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         }
     }
 
+    /// Whether `head`'s body is all here, `received` bytes of it: as many as its `Content-Length`
+    /// says, and no content coding that would make the count differ (a body the client decompresses
+    /// is counted decompressed).
+    private static func isWhole(_ head: ResponseHead, received: Int64) -> Bool {
+        head.expectedContentLength >= 0
+            && (head.expectedContentLength == 0 || head.headers.value(for: "Content-Encoding") == nil)
+            && received >= head.expectedContentLength
+    }
+
     /// Ends the relay once the task has ended: a response that answered the request before its
     /// body was sent is complete, whatever became of the rest of the body.
     private func finish(_ result: Result<Void, any Error>) {
         if case .failure(let error) = result, resendsAfter(error) { return }
-        let (answeredEarly, held, head, received, decoder) = state.withLockedValue { state in
+        let (answeredEarly, held, uploadHold, head, received, decoder) = state.withLockedValue { state in
             // The task holds this delegate: no cycle outlives it.
-            defer { (state.held, state.task, state.decoder) = (nil, nil, nil) }
-            return (state.answeredEarly, state.held, state.head, state.received, state.decoder)
+            defer { (state.held, state.uploadHold, state.task, state.decoder) = (nil, nil, nil, nil) }
+            return (state.answeredEarly, state.held, state.uploadHold, state.head, state.received, state.decoder)
         }
         // No promise is left unfulfilled (SwiftNIO traps on one in a debug build).
         held?.succeed()
+        uploadHold?.succeed()
         // The end comes after the parts of its own turn of the loop.
         relaySmallParts()
         switch result {
