@@ -49,7 +49,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var requestSent = false
         /// The bytes of the response body received.
         var received: Int64 = 0
-        /// Whether the response leaves the connection open after it (`HTTPResponseHead.isKeepAlive`).
+        /// Whether the response leaves its HTTP/1.1 connection open after it
+        /// (`HTTPResponseHead.isKeepAlive`).
         var keepsConnection = false
         /// Whether a whole response arrived while the request body was still going out: a
         /// `3xx`–`5xx` one ends the exchange (see ``endIfAnsweredEarly(_:)``), and either stands as
@@ -363,7 +364,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// that never reads the body, fails the exchange, or ends it, only once the client reads on (a
     /// failure of the exchange reaches this delegate through the part it is held at). A whole
     /// response (see ``isWhole(_:received:)``) stands as the answer should the exchange then fail.
-    /// A response that closes its connection is not held: its connection is not reused.
+    /// A response that closes its connection is not held: its connection is not reused. Nor is one
+    /// over HTTP/2 (opted into; `isKeepAlive` is false for it), where the exchange is a stream of
+    /// its own and nginx resets the stream of a body it does not read.
     private func holdForUpload(on loop: any EventLoop) -> EventLoopFuture<Void>? {
         let hold = state.withLockedValue { state -> (promise: EventLoopPromise<Void>, sent: Int64)? in
             guard !state.requestSent, !state.uploadStalled, state.keepsConnection, state.uploadHold == nil,
@@ -429,8 +432,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     }
 
     /// Ends the task once a whole `3xx`–`5xx` response (see ``isWhole(_:received:)``) has arrived
-    /// while the request body is still
-    /// going out, as a server answers an upload it refuses (`413`, `401`) without reading it.
+    /// while the request body is still going out, as a server answers an upload it refuses (`413`,
+    /// `401`) without reading it.
     /// AsyncHTTPClient stops sending then, but may fail the exchange for the body it could not send
     /// (`requestStreamCancelled`) or, if the server closes the connection, wait for the deadline;
     /// the answer is the server's response, which ``finish(_:)`` reports.
