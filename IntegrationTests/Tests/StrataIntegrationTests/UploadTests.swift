@@ -87,6 +87,12 @@ extension UploadTests {
         case answersFirst
         /// Answers `413` at once without reading the body, and closes the connection.
         case answersAndCloses
+        /// Answers `413` at once with a body that the close of the connection ends (no length, as
+        /// an HTTP/1.0 server answers), without reading the body.
+        case answersUntilItClosesAndCloses
+        /// Answers `413` at once with a chunked body whose last chunk comes a moment later, reads
+        /// the body only then, and keeps the connection for the next request.
+        case answersChunkedFirst
         /// Resets the connection after the head.
         case resets
 
@@ -111,6 +117,14 @@ extension UploadTests {
                     if connection.discard(Self.bodyLength(head)) { continue }
                 case .answersAndCloses:
                     connection.write(tooLarge + "Connection: close\r\n\r\nbig")
+                case .answersUntilItClosesAndCloses:
+                    connection.write("HTTP/1.0 413 Payload Too Large\r\n\r\nbig")
+                    Thread.sleep(forTimeInterval: 0.05)
+                case .answersChunkedFirst:
+                    connection.write("HTTP/1.1 413 Payload Too Large\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nbig\r\n")
+                    Thread.sleep(forTimeInterval: 0.05)
+                    connection.write("0\r\n\r\n")
+                    if connection.discard(Self.bodyLength(head)) { continue }
                 case .resets:
                     connection.reset()
                 }
@@ -169,10 +183,14 @@ extension UploadTests {
         case (.neverAnswers, .networkFailure(.timedOut)?):
             #expect(elapsed >= .seconds(2) && elapsed < .seconds(4), "\(elapsed)")
         case (.answersFirst, .networkFailure(.unacceptableStatusCode(let response))?),
-            (.answersAndCloses, .networkFailure(.unacceptableStatusCode(let response))?):
+            (.answersAndCloses, .networkFailure(.unacceptableStatusCode(let response))?),
+            (.answersUntilItClosesAndCloses, .networkFailure(.unacceptableStatusCode(let response))?),
+            (.answersChunkedFirst, .networkFailure(.unacceptableStatusCode(let response))?):
             #expect(response.statusCode == 413 && response.body == Data("big".utf8))
             #expect(elapsed < .seconds(1), "\(elapsed)")
-        case (.answersAndCloses, .networkFailure(.transport)?), (.resets, .networkFailure(.transport)?):
+        case (.answersAndCloses, .networkFailure(.transport)?),
+            (.answersUntilItClosesAndCloses, .networkFailure(.transport)?),
+            (.resets, .networkFailure(.transport)?):
             #expect(elapsed < .seconds(1), "\(elapsed)")
         default:
             Issue.record("over \(TestTransport.current): \(String(describing: error)) after \(elapsed)")

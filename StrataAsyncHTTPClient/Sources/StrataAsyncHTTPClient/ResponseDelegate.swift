@@ -63,6 +63,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var uploadHold: EventLoopPromise<Void>?
         /// Whether the request body stalled under a held response: nothing is held for it again.
         var uploadStalled = false
+        /// Whether a `3xx`–`5xx` response without a length to count is watched for its end (see
+        /// ``endIfAnsweredEarly(_:)``).
+        var watchesRefusal = false
         /// Small parts received in this turn of the event loop, joined, not relayed yet.
         var small = Data()
         var task: HTTPClient.Task<Void>?
@@ -433,44 +436,82 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
 
     /// Ends the task once a whole `3xx`–`5xx` response (see ``isWhole(_:received:)``) has arrived
     /// while the request body is still going out, as a server answers an upload it refuses (`413`,
-    /// `401`) without reading it.
-    /// AsyncHTTPClient stops sending then, but may fail the exchange for the body it could not send
-    /// (`requestStreamCancelled`) or, if the server closes the connection, wait for the deadline;
-    /// the answer is the server's response, which ``finish(_:)`` reports.
+    /// `401`) without reading it. AsyncHTTPClient stops sending then, for good, but may fail the
+    /// exchange for the body it could not send (`requestStreamCancelled`) or, if the server closes
+    /// the connection, wait for the deadline; the answer is the server's response, which
+    /// ``finish(_:)`` reports.
+    ///
+    /// Whether a response without a length to count (chunked, ended by the close of the
+    /// connection, or in a content coding) has all arrived only AsyncHTTPClient knows, and when
+    /// its end came apart from its last bytes it waited for the body it had stopped — until the
+    /// deadline. Such a response ends once no byte of it has come for ``refusalIdleLimit``.
     private func endIfAnsweredEarly(_ task: HTTPClient.Task<Void>) {
         // A request without a body (most) has nothing to refuse: no lock taken for it.
         guard uploadLength != 0 else { return }
-        let ends = state.withLockedValue { state -> Bool in
-            guard !state.answeredEarly, !state.requestSent, let head = state.head, head.statusCode >= 300,
-                Self.isWhole(head, received: state.received)
-            else { return false }
-            state.answeredEarly = true
-            return true
+        let early = state.withLockedValue { state -> (ends: Bool, watches: Bool) in
+            guard !state.answeredEarly, !state.requestSent, let head = state.head, head.statusCode >= 300
+            else { return (false, false) }
+            if Self.isWhole(head, received: state.received) {
+                state.answeredEarly = true
+                return (true, false)
+            }
+            guard !Self.isCountable(head), !state.watchesRefusal else { return (false, false) }
+            state.watchesRefusal = true
+            return (false, true)
         }
         // Not from inside AsyncHTTPClient's call into this delegate: on the loop's next turn, by
         // which time the exchange may have ended on its own, and cancelling does nothing.
-        if ends {
+        if early.ends {
             task.eventLoop.execute { task.cancel() }
+        } else if early.watches {
+            endRefusalOnceIdle(task, received: 0)
         }
     }
 
-    /// Whether `head`'s body is all here, `received` bytes of it: as many as its `Content-Length`
-    /// says, and no content coding that would make the count differ (a body the client decompresses
-    /// is counted decompressed).
-    private static func isWhole(_ head: ResponseHead, received: Int64) -> Bool {
+    /// How long a `3xx`–`5xx` response without a length to count, to a request whose body is still
+    /// going out, may bring no byte before it is taken as whole (see ``endIfAnsweredEarly(_:)``).
+    static let refusalIdleLimit = TimeAmount.milliseconds(250)
+
+    /// Ends the task as answered once the response has had no byte past `received` for
+    /// ``refusalIdleLimit``, unless the task has ended before.
+    private func endRefusalOnceIdle(_ task: HTTPClient.Task<Void>, received: Int64) {
+        task.eventLoop.scheduleTask(in: Self.refusalIdleLimit) { [self] in
+            let progress = state.withLockedValue { state -> Int64? in
+                // `task` is cleared as the task ends.
+                guard state.task != nil, !state.answeredEarly else { return nil }
+                guard state.received == received else { return state.received }
+                state.answeredEarly = true
+                return received
+            }
+            guard let progress else { return }
+            if progress == received { task.cancel() } else { endRefusalOnceIdle(task, received: progress) }
+        }
+    }
+
+    /// Whether the bytes of `head`'s body can be counted against its length: it has one, and no
+    /// content coding that would make the count differ (a body the client decompresses is counted
+    /// decompressed).
+    private static func isCountable(_ head: ResponseHead) -> Bool {
         head.expectedContentLength >= 0
             && (head.expectedContentLength == 0 || head.headers.value(for: "Content-Encoding") == nil)
-            && received >= head.expectedContentLength
+    }
+
+    /// Whether `head`'s body is all here, `received` bytes of it (see ``isCountable(_:)``).
+    private static func isWhole(_ head: ResponseHead, received: Int64) -> Bool {
+        isCountable(head) && received >= head.expectedContentLength
     }
 
     /// Ends the relay once the task has ended: a response that answered the request before its
     /// body was sent is complete, whatever became of the rest of the body.
     private func finish(_ result: Result<Void, any Error>) {
         if case .failure(let error) = result, resendsAfter(error) { return }
-        let (answeredEarly, held, uploadHold, head, received, decoder) = state.withLockedValue { state in
+        let (answeredEarly, held, uploadHold, head, received, decoder, requestSent) = state.withLockedValue { state in
             // The task holds this delegate: no cycle outlives it.
             defer { (state.held, state.uploadHold, state.task, state.decoder) = (nil, nil, nil, nil) }
-            return (state.answeredEarly, state.held, state.uploadHold, state.head, state.received, state.decoder)
+            return (
+                state.answeredEarly, state.held, state.uploadHold, state.head, state.received, state.decoder,
+                state.requestSent
+            )
         }
         // No promise is left unfulfilled (SwiftNIO traps on one in a debug build).
         held?.succeed()
@@ -491,6 +532,13 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         where error == .truncatedData && received == 0 && head.map(hasNoBody) == true:
             // The decompressor took a response without a body whose fields name a content coding
             // (the fields of the body a `GET` would get) for a compressed body cut short.
+            relay.end(nil)
+        case .failure(let error as HTTPClientError)
+        where (error == .bodyLengthMismatch || error == .requestStreamCancelled) && !requestSent
+            && head.map({ $0.statusCode >= 300 }) == true:
+            // AsyncHTTPClient stopped the body at a `3xx`–`5xx` answer and failed the exchange for
+            // it — as the answer ended, or as it wrote the rest of the body to a closing connection
+            // and counted none of it: the answer stands.
             relay.end(nil)
         case .failure(let error as HTTPClientError) where error == .bodyLengthMismatch && uploadLength >= 0:
             // A body that did not hold the length announced for it — a stream of the caller's, or
