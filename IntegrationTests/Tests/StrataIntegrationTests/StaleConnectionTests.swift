@@ -31,10 +31,10 @@ import Testing
         }
     }
 
-    static func transfer(_ server: RawServer) -> DefaultDataTransferService {
+    static func transfer(_ server: RawServer, timeout: TimeInterval = 5) -> DefaultDataTransferService {
         DefaultDataTransferService(
             networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 5),
+                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: timeout),
                 sessionManager: SessionManager.underTest()),
             completionQueue: DispatchQueue(label: "StaleConnectionTests"))
     }
@@ -120,14 +120,15 @@ import Testing
 
     /// Sets a stream of the caller's as the body, as an app's encoding might.
     struct StreamBody: ParameterEncoding {
+        var body = Data("hello".utf8)
         let announcesLength: Bool
         var writesBodyWithoutParameters: Bool { true }
         func encode(
             _ request: URLRequest, with parameters: [String: ParameterValue]
         ) throws(ParameterEncodingError) -> URLRequest {
             var request = request
-            request.httpBodyStream = InputStream(data: Data("hello".utf8))
-            if announcesLength { request.setValue("5", forHTTPHeaderField: "Content-Length") }
+            request.httpBodyStream = InputStream(data: body)
+            if announcesLength { request.setValue(String(body.count), forHTTPHeaderField: "Content-Length") }
             return request
         }
     }
@@ -152,7 +153,7 @@ import Testing
                     requests.withLockedValue { $0.append((line, false)) }
                     return connection.close()
                 }
-                let whole = Self.readBody(of: head, from: connection)
+                let whole = UploadTests.readBody(of: head, from: connection) != nil
                 requests.withLockedValue { $0.append((line, whole)) }
                 guard whole, connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") else { return }
             }
@@ -213,14 +214,16 @@ import Testing
             }
             while connection.awaitsBytes(within: .milliseconds(20)) {
                 guard let head = connection.readHead() else { return }
-                guard Self.readBody(of: head, from: connection) else { return note(head, answered: false) }
+                guard UploadTests.readBody(of: head, from: connection) != nil else {
+                    return note(head, answered: false)
+                }
                 note(head, answered: true)
                 guard connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") else { return }
             }
             connection.finishSending()
             while connection.awaitsBytes(within: .seconds(1)), let head = connection.readHead() {
                 note(head, answered: false)
-                _ = Self.readBody(of: head, from: connection)
+                _ = UploadTests.readBody(of: head, from: connection)
             }
             connection.close()
         }
@@ -245,23 +248,6 @@ import Testing
             #expect(seen.filter { $0.path == path && $0.answered }.count <= 1, "\(path) was answered twice")
         }
         print("over \(TestTransport.current): \(failed.count) of 80 POSTs failed, each seen unanswered")
-    }
-
-    /// Reads the body `head` announces — by its length, or chunked to its last chunk — and returns
-    /// whether it came whole.
-    static func readBody(of head: String, from connection: RawConnection) -> Bool {
-        let fields = head.lowercased().split(separator: "\r\n")
-        if let field = fields.first(where: { $0.hasPrefix("content-length:") }) {
-            let length = Int(field.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
-            return connection.read(length) != nil
-        }
-        guard fields.contains("transfer-encoding: chunked") else { return true }
-        var read: [UInt8] = []
-        while let byte = connection.read(1) {
-            read += byte
-            if read.count >= 5, read.suffix(5).elementsEqual("0\r\n\r\n".utf8) { return true }
-        }
-        return false
     }
 
     /// A server that closes every connection unanswered gets the request twice at most, and the

@@ -150,11 +150,7 @@ extension UploadTests {
     ) async throws {
         let server = try Self.server(stopping: behaviour)
         defer { server.shutdown() }
-        let transfer = DefaultDataTransferService(
-            networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 2),
-                sessionManager: SessionManager.underTest()),
-            completionQueue: DispatchQueue(label: "UploadTests"))
+        let transfer = StaleConnectionTests.transfer(server, timeout: 2)
         let body = Data(repeating: 0x61, count: 16 << 20)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-upload-\(UUID()).bin")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -248,11 +244,7 @@ extension UploadTests {
             connection.close()
         }
         defer { server.shutdown() }
-        let transfer = DefaultDataTransferService(
-            networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
-                sessionManager: SessionManager.underTest()),
-            completionQueue: DispatchQueue(label: "UploadTests"))
+        let transfer = StaleConnectionTests.transfer(server, timeout: 10)
         let body = Data(repeating: 0x62, count: length)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-upload-\(UUID()).bin")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -262,7 +254,7 @@ extension UploadTests {
             try body.write(to: file)
             encoding = UploadEncoding.file(file)
         case "stream":
-            encoding = StreamWithLength(body: body)
+            encoding = StaleConnectionTests.StreamBody(body: body, announcesLength: true)
         default:
             encoding = UploadEncoding.data(body)
         }
@@ -310,11 +302,7 @@ extension UploadTests {
             connection.close()
         }
         defer { server.shutdown() }
-        let transfer = DefaultDataTransferService(
-            networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
-                sessionManager: SessionManager.underTest()),
-            completionQueue: DispatchQueue(label: "UploadTests"))
+        let transfer = StaleConnectionTests.transfer(server, timeout: 10)
         let body = Data((0..<(32 << 20)).map { UInt8(truncatingIfNeeded: $0 / 7) })
         let started = ContinuousClock.now
         let echoed = await StaleConnectionTests.result(
@@ -335,11 +323,7 @@ extension UploadTests {
             connection.close()
         }
         defer { server.shutdown() }
-        let transfer = DefaultDataTransferService(
-            networkService: DefaultNetworkService(
-                configuration: NetworkConfiguration(baseURL: server.baseURL, timeoutInterval: 10),
-                sessionManager: SessionManager.underTest()),
-            completionQueue: DispatchQueue(label: "UploadTests"))
+        let transfer = StaleConnectionTests.transfer(server, timeout: 10)
         let started = ContinuousClock.now
         let answered = await StaleConnectionTests.result(
             Endpoint<Data>(path: "upload", method: .put, bodyEncoding: UploadEncoding.data(Data(count: 16 << 20))),
@@ -369,20 +353,6 @@ extension UploadTests {
             guard connection.discard(size), connection.read(2) != nil else { return nil }
             if size == 0 { return total }
             total += size
-        }
-    }
-
-    /// A stream of the caller's with its length, as an app's encoding might set it.
-    struct StreamWithLength: ParameterEncoding {
-        let body: Data
-        var writesBodyWithoutParameters: Bool { true }
-        func encode(
-            _ request: URLRequest, with parameters: [String: ParameterValue]
-        ) throws(ParameterEncodingError) -> URLRequest {
-            var request = request
-            request.httpBodyStream = InputStream(data: body)
-            request.setValue(String(body.count), forHTTPHeaderField: "Content-Length")
-            return request
         }
     }
 }
