@@ -58,11 +58,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
         var answeredEarly = false
         /// The future AsyncHTTPClient waits on before it reads more, while the consumer is behind.
         var held: EventLoopPromise<Void>?
-        /// The future AsyncHTTPClient waits on before it reads past a part of a `2xx` response that
-        /// arrived while the request body was still going out (see ``holdForUpload(on:)``).
+        /// The future AsyncHTTPClient waits on before it ends a whole `2xx` response that arrived
+        /// while the request body was still going out (see ``holdForUpload(on:)``).
         var uploadHold: EventLoopPromise<Void>?
-        /// Whether the request body stalled under a held response: nothing is held for it again.
-        var uploadStalled = false
         /// Whether a `3xx`–`5xx` response without a length to count is watched for its end (see
         /// ``endIfAnsweredEarly(_:)``).
         var watchesRefusal = false
@@ -345,12 +343,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
 
     /// How long a held response (see ``holdForUpload(on:)``) waits on a request body that makes no
-    /// progress before the client reads on.
+    /// progress before the client goes on.
     static let uploadStallLimit = TimeAmount.seconds(1)
 
-    /// Holds the client at a part of a `2xx` response that arrived while the request body is still
-    /// going out, until the body is out (or the exchange ends); returns what to wait on, `nil` if
-    /// nothing holds.
+    /// Holds the client at the last part of a whole `2xx` response (see ``isWhole(_:received:)``)
+    /// that arrived while the request body is still going out, until the body is out (or the
+    /// exchange ends); returns what to wait on, `nil` if nothing holds.
     ///
     /// AsyncHTTPClient sends such a body on and ends the exchange once the body is out; but when
     /// the response's end comes while it still hands on a part — in the same read as the last
@@ -361,21 +359,22 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
     /// connection of a host's pool. Held at the part, the body goes out whole and the connection
     /// serves the next request.
     ///
-    /// Once the body has made no progress for ``uploadStallLimit``, the client reads on, and is not
-    /// held again for this exchange: a server streaming its answer as it reads the body may wait
-    /// for us to read before it reads on, and one that answered and closed the connection, or
-    /// that never reads the body, fails the exchange, or ends it, only once the client reads on (a
-    /// failure of the exchange reaches this delegate through the part it is held at). A whole
-    /// response (see ``isWhole(_:received:)``) stands as the answer should the exchange then fail.
-    /// A response that closes its connection is not held: its connection is not reused. Nor is one
-    /// over HTTP/2 (opted into; `isKeepAlive` is false for it), where the exchange is a stream of
-    /// its own and nginx resets the stream of a body it does not read.
+    /// Only a whole response is held: nothing of it is left to read, so holding the client delays
+    /// nothing but its end — where one still coming (a server answering as it reads the body, a
+    /// full-duplex exchange) would be held back from the caller. A chunked answer, whose end the
+    /// delegate cannot see, is not held, and may still leave its connection waiting. Once the body
+    /// has made no progress for ``uploadStallLimit`` the client goes on: a server that answered
+    /// and closed the connection, or that never reads the body, fails the exchange, or ends it,
+    /// only then (a failure reaches this delegate through the part it is held at), and the answer
+    /// stands. A response that closes its connection is not held: its connection is not reused.
+    /// Nor is one over HTTP/2 (opted into; `isKeepAlive` is false for it), where the exchange is a
+    /// stream of its own and nginx resets the stream of a body it does not read.
     private func holdForUpload(on loop: any EventLoop) -> EventLoopFuture<Void>? {
         let hold = state.withLockedValue { state -> (promise: EventLoopPromise<Void>, sent: Int64)? in
-            guard !state.requestSent, !state.uploadStalled, state.keepsConnection, state.uploadHold == nil,
-                let head = state.head, (200..<300).contains(head.statusCode)
+            guard !state.requestSent, state.keepsConnection, state.uploadHold == nil, let head = state.head,
+                (200..<300).contains(head.statusCode), Self.isWhole(head, received: state.received)
             else { return nil }
-            if Self.isWhole(head, received: state.received) { state.answeredEarly = true }
+            state.answeredEarly = true
             let promise = loop.makePromise(of: Void.self)
             state.uploadHold = promise
             return (promise, state.sent)
@@ -393,7 +392,6 @@ final class ResponseDelegate: HTTPClientResponseDelegate {
                 guard state.uploadHold?.futureResult === hold.futureResult else { return nil }
                 guard state.sent == sent else { return state.sent }
                 state.uploadHold = nil
-                state.uploadStalled = true
                 return sent
             }
             guard let progress else { return }
