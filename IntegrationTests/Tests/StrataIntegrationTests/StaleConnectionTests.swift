@@ -118,17 +118,26 @@ import Testing
     /// without, so chunked), from a file, or in memory with the answer bound for a file.
     enum Body: String, CaseIterable, Sendable { case memory, streamWithLength, streamChunked, file, download }
 
-    /// Sets a stream of the caller's as the body, as an app's encoding might.
-    struct StreamBody: ParameterEncoding {
-        var body = Data("hello".utf8)
-        let announcesLength: Bool
+    /// Sets a stream of the caller's as the body, as an app's encoding might: of `body`, with its
+    /// length or without, or `stream` itself, without.
+    struct StreamBody: ParameterEncoding, @unchecked Sendable {  // Sendable: `stream` is read by one request.
+        private let stream: () -> InputStream
+        private let length: Int?
+        init(body: Data = Data("hello".utf8), announcesLength: Bool) {
+            stream = { InputStream(data: body) }
+            length = announcesLength ? body.count : nil
+        }
+        init(stream: InputStream) {
+            self.stream = { stream }
+            length = nil
+        }
         var writesBodyWithoutParameters: Bool { true }
         func encode(
             _ request: URLRequest, with parameters: [String: ParameterValue]
         ) throws(ParameterEncodingError) -> URLRequest {
             var request = request
-            request.httpBodyStream = InputStream(data: body)
-            if announcesLength { request.setValue(String(body.count), forHTTPHeaderField: "Content-Length") }
+            request.httpBodyStream = stream()
+            if let length { request.setValue(String(length), forHTTPHeaderField: "Content-Length") }
             return request
         }
     }

@@ -349,7 +349,8 @@ extension UploadTests {
         var echoed = 0
         var echoedInTheFirstSecond = 0
         for try await chunk in network.stream(
-            endpoint: Endpoint<Void>(path: "echo", method: .post, bodyEncoding: CallerStream(stream: upload)),
+            endpoint: Endpoint<Void>(
+                path: "echo", method: .post, bodyEncoding: StaleConnectionTests.StreamBody(stream: upload)),
             decoding: .bytes)
         {
             echoed += chunk.count
@@ -358,19 +359,6 @@ extension UploadTests {
         #expect(echoed == 20_000, "over \(TestTransport.current)")
         // Of the ten or so parts written in the first second of the two the upload takes.
         #expect(echoedInTheFirstSecond >= 5_000, "over \(TestTransport.current): \(echoedInTheFirstSecond)")
-    }
-
-    /// Sets a stream of the caller's, of unknown length, as the body.
-    struct CallerStream: ParameterEncoding, @unchecked Sendable {
-        let stream: InputStream
-        var writesBodyWithoutParameters: Bool { true }
-        func encode(
-            _ request: URLRequest, with parameters: [String: ParameterValue]
-        ) throws(ParameterEncodingError) -> URLRequest {
-            var request = request
-            request.httpBodyStream = stream
-            return request
-        }
     }
 
     /// A server answers with a success and closes the connection without reading the body (and
