@@ -87,7 +87,7 @@ for transport in urlsession asynchttpclient; do
 done
 unset STRATA_TRANSPORT
 
-step "Interoperability: httpbin, a server nobody here wrote (from PyPI, in a virtual environment), over both transports"
+step "Interoperability: httpbin and Starlette streams, servers nobody here wrote (from PyPI, in a virtual environment), over both transports"
 SKIP_BUILD=1 scripts/interop.sh
 
 step "Example: built with warnings as errors, its tests (each layer mocked separately), then the tour against the embedded demo API"
