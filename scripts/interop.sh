@@ -19,9 +19,12 @@ if [ ! -x "$venv/bin/gunicorn" ] || [ ! -x "$venv/bin/uvicorn" ]; then
         uvicorn==0.55.0 starlette==1.10.0 sse-starlette==3.7.1
 fi
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-httpbin_port=$(free_port)
-starlette_port=$(free_port)
+# Two free ports, taken while both are held, so that they differ.
+read -r httpbin_port starlette_port < <(python3 -c '
+import socket
+held = [socket.socket() for _ in range(2)]
+for s in held: s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in held))')
 log=$(mktemp -d)
 servers=()
 # A server stopped by the signal reports it as its status, which is no failure of the run.
