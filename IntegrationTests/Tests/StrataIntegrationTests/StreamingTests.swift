@@ -222,7 +222,11 @@ import Testing
                     Issue.record("expected the buffer limit to end the stream, got \(String(describing: ending))")
                     return
                 }
-                #expect(received > limit)
+                // Every byte queued reached the consumer before the end: the limit is passed by the
+                // bytes queued and 64 more for each part queued (`ResponseRelay`'s slot overhead), so
+                // by at least the limit less the slots of parts of 4 KiB or more (libcurl's loopback
+                // reads bring up to 16 KiB).
+                #expect(received > limit - limit / 64)
                 // The request was cancelled: once what was in flight has drained, nothing more is sent.
                 try await Task.sleep(for: .milliseconds(500))
                 let sent = harness.server.state.streamedBytes(for: key)
